@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# One command for a newcomer: installs what is missing, builds everything, and runs the main job
+# (the bundled demo application under a profiler), leaving its report in demo-output/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+bash scripts/run-demo.sh

@@ -1,0 +1,146 @@
+// The JVMTI agent entry point: java -agentpath:libjvmpi.so=<agent>[:<agent options>] App.
+// Sets up JVMTI, loads the JVMPI agent library, and calls its JVM_OnLoad with a JavaVM whose
+// GetEnv hands out the JVMPI interface.
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <string>
+#include <vector>
+
+#include "agent_library.h"
+#include "class_events.h"
+#include "compiled_method_events.h"
+#include "data_requests.h"
+#include "event_gate.h"
+#include "gc_events.h"
+#include "jvmti_access.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "monitor_events.h"
+#include "thread_events.h"
+#include "vm_interception.h"
+
+namespace jvmpi {
+namespace {
+
+bool add_capabilities() {
+  jvmtiCapabilities potential{};
+  if (!jvmti_ok(jvmti()->GetPotentialCapabilities(&potential), "GetPotentialCapabilities")) {
+    return false;
+  }
+  jvmtiCapabilities wanted{};
+  wanted.can_tag_objects = 1;
+  wanted.can_generate_object_free_events = 1;
+  wanted.can_get_source_file_name = 1;
+  wanted.can_get_line_numbers = 1;
+  wanted.can_generate_all_class_hook_events = 1;
+  wanted.can_generate_early_class_hook_events = 1;
+  wanted.can_generate_early_vmstart = 1;
+  wanted.can_generate_compiled_method_load_events = 1;
+  wanted.can_generate_garbage_collection_events = 1;
+  wanted.can_generate_monitor_events = 1;
+  wanted.can_generate_native_method_bind_events = 1;
+  wanted.can_get_current_thread_cpu_time = 1;
+  wanted.can_get_thread_cpu_time = 1;
+  wanted.can_suspend = 1;
+  wanted.can_get_monitor_info = 1;
+  wanted.can_get_owned_monitor_info = 1;
+  wanted.can_get_current_contended_monitor = 1;
+
+  // Take what this VM offers; what is missing only disables the events that need it.
+  jvmtiCapabilities granted{};
+  const auto* w = reinterpret_cast<const unsigned char*>(&wanted);
+  const auto* p = reinterpret_cast<const unsigned char*>(&potential);
+  auto* g = reinterpret_cast<unsigned char*>(&granted);
+  for (size_t i = 0; i < sizeof granted; ++i) g[i] = w[i] & p[i];
+  if (!granted.can_tag_objects || !granted.can_suspend || !granted.can_get_line_numbers) {
+    log_error("this VM lacks JVMTI capabilities JVMPI needs (object tags, suspension, lines)");
+    return false;
+  }
+  return jvmti_ok(jvmti()->AddCapabilities(&granted), "AddCapabilities");
+}
+
+bool set_callbacks() {
+  jvmtiEventCallbacks cb{};
+  cb.VMStart = lifecycle::on_vm_start;
+  cb.VMInit = lifecycle::on_vm_init;
+  cb.VMDeath = lifecycle::on_vm_death;
+  cb.ThreadStart = thread_events::on_thread_start;
+  cb.ThreadEnd = thread_events::on_thread_end;
+  cb.ClassPrepare = class_events::on_class_prepare;
+  cb.ClassFileLoadHook = class_events::on_class_file_load_hook;
+  cb.NativeMethodBind = monitor_events::on_native_method_bind;
+  cb.MonitorContendedEnter = monitor_events::on_contended_enter;
+  cb.MonitorContendedEntered = monitor_events::on_contended_entered;
+  cb.MonitorWait = monitor_events::on_wait;
+  cb.MonitorWaited = monitor_events::on_waited;
+  cb.CompiledMethodLoad = compiled_method_events::on_load;
+  cb.CompiledMethodUnload = compiled_method_events::on_unload;
+  cb.GarbageCollectionStart = gc_events::on_gc_start;
+  cb.GarbageCollectionFinish = gc_events::on_gc_finish;
+  cb.ObjectFree = gc_events::on_object_free;
+  cb.DataDumpRequest = data_requests::on_data_dump_request;
+  if (!jvmti_ok(jvmti()->SetEventCallbacks(&cb, sizeof cb), "SetEventCallbacks")) return false;
+
+  // What the runtime needs whatever the agent enables; the rest follows EnableEvent.
+  for (jvmtiEvent e : {JVMTI_EVENT_VM_START, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH,
+                       JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
+                       JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_OBJECT_FREE,
+                       JVMTI_EVENT_NATIVE_METHOD_BIND}) {
+    if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr),
+                  "SetEventNotificationMode")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace jvmpi
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  using namespace jvmpi;
+  agent_library::AgentSpec spec;
+  std::string error;
+  if (!agent_library::parse(options, spec, error)) {
+    log_error("%s", error.c_str());
+    return JNI_ERR;
+  }
+
+  jvmtiEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) != JNI_OK || env == nullptr) {
+    log_error("this VM offers no JVMTI 11 environment");
+    return JNI_ERR;
+  }
+  set_vm(vm, env);
+  if (!add_capabilities() || !gc_events::initialize() || !set_callbacks()) {
+    log_error("could not set up the JVMTI environment");
+    return JNI_ERR;
+  }
+
+  auto on_load = agent_library::load(spec, error);
+  if (on_load == nullptr) {
+    log_error("%s", error.c_str());
+    return JNI_ERR;
+  }
+
+  bool patched = false;
+  JavaVM* agent_vm = vm_interception::install(vm, &patched);
+  if (!patched) {
+    log_warning("the VM's JavaVM is read-only; only JVM_OnLoad's JavaVM answers JVMPI GetEnv");
+  }
+
+  std::vector<char> agent_options(spec.options.begin(), spec.options.end());
+  agent_options.push_back('\0');
+  const jint result = on_load(agent_vm, agent_options.data(), nullptr);
+  if (result != JNI_OK) {
+    log_error("JVM_OnLoad of JVMPI agent library '%s' failed (returned %d)", spec.library.c_str(),
+              static_cast<int>(result));
+    return JNI_ERR;
+  }
+  gate::open();
+  return JNI_OK;
+}
+
+extern "C" JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {}

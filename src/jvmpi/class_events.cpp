@@ -1,0 +1,235 @@
+#include "class_events.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "event_gate.h"
+#include "jvmti_access.h"
+#include "line_numbers.h"
+#include "object_ids.h"
+
+namespace jvmpi::class_events {
+namespace {
+
+std::mutex g_mutex;
+// Tags of the class objects we have seen prepared, and whether CLASS_LOAD went to the agent.
+std::unordered_map<jlong, bool> g_classes;
+
+// A CLASS_LOAD event and the memory its strings and arrays live in until delivery returns.
+struct ClassLoadEvent {
+  JVMPI_Event event{};
+  std::string name;
+  JvmtiPtr<char> source;
+  std::vector<JvmtiPtr<char>> strings;
+  std::vector<JVMPI_Method> methods;
+  std::vector<JVMPI_Field> statics;
+  std::vector<JVMPI_Field> instances;
+
+  char* keep(JvmtiPtr<char>&& s) {
+    strings.push_back(std::move(s));
+    return strings.back().get();
+  }
+};
+
+bool build_class_load(jclass klass, jobjectID class_id, ClassLoadEvent& out) {
+  JvmtiPtr<char> signature;
+  if (!jvmti_ok(jvmti()->GetClassSignature(klass, signature.out(), nullptr), "GetClassSignature")) {
+    return false;
+  }
+  out.name = external_class_name(signature.get());
+  jvmti()->GetSourceFileName(klass, out.source.out());  // absent for some classes: NULL
+
+  jint interface_count = 0;
+  JvmtiPtr<jclass> interfaces;
+  if (jvmti()->GetImplementedInterfaces(klass, &interface_count, interfaces.out()) !=
+      JVMTI_ERROR_NONE) {
+    interface_count = 0;
+  }
+
+  jint method_count = 0;
+  JvmtiPtr<jmethodID> methods;
+  if (!jvmti_ok(jvmti()->GetClassMethods(klass, &method_count, methods.out()), "GetClassMethods",
+                JVMTI_ERROR_CLASS_NOT_PREPARED)) {
+    return false;
+  }
+  out.methods.reserve(static_cast<size_t>(method_count));
+  for (jint i = 0; i < method_count; ++i) {
+    JvmtiPtr<char> name;
+    JvmtiPtr<char> sig;
+    if (jvmti()->GetMethodName(methods[i], name.out(), sig.out(), nullptr) != JVMTI_ERROR_NONE) {
+      continue;
+    }
+    JVMPI_Method m{};
+    m.method_name = out.keep(std::move(name));
+    m.method_signature = out.keep(std::move(sig));
+    line_numbers::line_range(methods[i], &m.start_lineno, &m.end_lineno);
+    m.method_id = methods[i];
+    out.methods.push_back(m);
+  }
+
+  jint field_count = 0;
+  JvmtiPtr<jfieldID> fields;
+  if (!jvmti_ok(jvmti()->GetClassFields(klass, &field_count, fields.out()), "GetClassFields",
+                JVMTI_ERROR_CLASS_NOT_PREPARED)) {
+    return false;
+  }
+  for (jint i = 0; i < field_count; ++i) {
+    JvmtiPtr<char> name;
+    JvmtiPtr<char> sig;
+    jint modifiers = 0;
+    if (jvmti()->GetFieldName(klass, fields[i], name.out(), sig.out(), nullptr) !=
+            JVMTI_ERROR_NONE ||
+        jvmti()->GetFieldModifiers(klass, fields[i], &modifiers) != JVMTI_ERROR_NONE) {
+      continue;
+    }
+    JVMPI_Field f{out.keep(std::move(name)), out.keep(std::move(sig))};
+    constexpr jint kStatic = 0x0008;
+    ((modifiers & kStatic) != 0 ? out.statics : out.instances).push_back(f);
+  }
+
+  auto& e = out.event.u.class_load;
+  out.event.event_type = JVMPI_EVENT_CLASS_LOAD;
+  e.class_name = out.name.c_str();
+  e.source_name = out.source.get();
+  e.num_interfaces = interface_count;
+  e.num_methods = static_cast<jint>(out.methods.size());
+  e.methods = out.methods.data();
+  e.num_static_fields = static_cast<jint>(out.statics.size());
+  e.statics = out.statics.data();
+  e.num_instance_fields = static_cast<jint>(out.instances.size());
+  e.instances = out.instances.data();
+  e.class_id = class_id;
+  return true;
+}
+
+bool is_announceable(jclass klass) {
+  jint status = 0;
+  if (jvmti()->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE) return false;
+  if ((status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)) != 0) return false;
+  return (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
+}
+
+// Delivers CLASS_LOAD unless the agent already had it; the class is marked first so concurrent
+// announcers (ClassPrepare on one thread, the start-up sweep on another) send it once.
+void announce(JNIEnv* jni, jclass klass, jobjectID class_id) {
+  jlong tag = object_ids::to_tag(class_id);
+  {
+    std::lock_guard lock(g_mutex);
+    bool& announced = g_classes[tag];
+    if (announced || !gate::wants(JVMPI_EVENT_CLASS_LOAD)) return;
+    announced = true;
+  }
+  ClassLoadEvent data;
+  if (!build_class_load(klass, class_id, data)) return;
+  data.event.env_id = jni;
+  gate::deliver(&data.event);
+}
+
+void* allocate_for_vm(unsigned int size) {
+  unsigned char* p = nullptr;
+  if (jvmti()->Allocate(size, &p) != JVMTI_ERROR_NONE) return nullptr;
+  return p;
+}
+
+}  // namespace
+
+std::string external_class_name(const char* signature) {
+  std::string s = signature != nullptr ? signature : "";
+  if (s.size() >= 2 && s.front() == 'L' && s.back() == ';') s = s.substr(1, s.size() - 2);
+  for (char& c : s) {
+    if (c == '/') c = '.';
+  }
+  return s;
+}
+
+void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread, jclass klass) {
+  jobjectID id = object_ids::id_of(klass);
+  if (id == nullptr) return;
+  {
+    std::lock_guard lock(g_mutex);
+    g_classes.try_emplace(object_ids::to_tag(id), false);
+  }
+  announce(jni, klass, id);
+}
+
+void announce_loaded_classes(JNIEnv* jni) {
+  jint count = 0;
+  JvmtiPtr<jclass> classes;
+  if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
+  for (jint i = 0; i < count; ++i) {
+    if (is_announceable(classes[i])) {
+      jobjectID id = object_ids::id_of(classes[i]);
+      if (id != nullptr) {
+        {
+          std::lock_guard lock(g_mutex);
+          g_classes.try_emplace(object_ids::to_tag(id), false);
+        }
+        announce(jni, classes[i], id);
+      }
+    }
+    jni->DeleteLocalRef(classes[i]);
+  }
+}
+
+jobjectID ensure_announced(JNIEnv* jni, jclass klass) {
+  jobjectID id = object_ids::id_of(klass);
+  if (id != nullptr && is_announceable(klass)) {
+    {
+      std::lock_guard lock(g_mutex);
+      g_classes.try_emplace(object_ids::to_tag(id), false);
+    }
+    announce(jni, klass, id);
+  }
+  return id;
+}
+
+jint request_class_load(JNIEnv* jni, jobjectID class_id) {
+  if (jni == nullptr || class_id == nullptr) return JVMPI_FAIL;
+  jobject object = object_ids::object_of(jni, class_id);
+  if (object == nullptr) return JVMPI_FAIL;
+  LocalRef ref(jni, object);
+  jclass klass = static_cast<jclass>(object);
+  ClassLoadEvent data;
+  if (!build_class_load(klass, class_id, data)) return JVMPI_FAIL;
+  data.event.env_id = jni;
+  gate::deliver_requested(&data.event);
+  return JVMPI_SUCCESS;
+}
+
+bool on_object_freed(JNIEnv* jni, jlong tag) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_classes.erase(tag) == 0) return false;
+  }
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_CLASS_UNLOAD;
+  event.env_id = jni;
+  event.u.class_unload.class_id = object_ids::from_tag(tag);
+  gate::deliver(&event);
+  return true;
+}
+
+void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char*,
+                                     jobject, jint class_data_len,
+                                     const unsigned char* class_data, jint* new_class_data_len,
+                                     unsigned char** new_class_data) {
+  if (!gate::wants(JVMPI_EVENT_CLASS_LOAD_HOOK)) return;
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_CLASS_LOAD_HOOK;
+  event.env_id = jni;
+  auto& e = event.u.class_load_hook;
+  e.class_data = const_cast<unsigned char*>(class_data);
+  e.class_data_len = class_data_len;
+  e.new_class_data = e.class_data;
+  e.new_class_data_len = class_data_len;
+  e.malloc_f = allocate_for_vm;
+  gate::deliver(&event);
+  // malloc_f hands out JVMTI memory, which is what the VM frees after using the new bytes.
+  if (e.new_class_data != nullptr && e.new_class_data != class_data && e.new_class_data_len > 0) {
+    *new_class_data = e.new_class_data;
+    *new_class_data_len = e.new_class_data_len;
+  }
+}
+
+}  // namespace jvmpi::class_events

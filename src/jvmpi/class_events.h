@@ -1,0 +1,37 @@
+// CLASS_LOAD, CLASS_UNLOAD and CLASS_LOAD_HOOK, and requested CLASS_LOAD.
+#pragma once
+
+#include <jni.h>
+#include <jvmpi.h>
+#include <jvmti.h>
+
+#include <string>
+
+namespace jvmpi::class_events {
+
+void JNICALL on_class_prepare(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread, jclass klass);
+
+void JNICALL on_class_file_load_hook(jvmtiEnv* jvmti, JNIEnv* jni, jclass class_being_redefined,
+                                     jobject loader, const char* name, jobject protection_domain,
+                                     jint class_data_len, const unsigned char* class_data,
+                                     jint* new_class_data_len, unsigned char** new_class_data);
+
+// Sends CLASS_LOAD for every loaded class the agent has not been told about yet (classes loaded
+// before our events could be delivered). Called at VM initialisation.
+void announce_loaded_classes(JNIEnv* jni);
+
+// Makes sure the agent has had CLASS_LOAD for `klass` (if it wants CLASS_LOAD) and returns its ID.
+jobjectID ensure_announced(JNIEnv* jni, jclass klass);
+
+// RequestEvent(CLASS_LOAD, class_id).
+jint request_class_load(JNIEnv* jni, jobjectID class_id);
+
+// An object with this tag was freed: if it was a class, the agent gets CLASS_UNLOAD. Returns
+// whether the tag was a class's.
+bool on_object_freed(JNIEnv* jni, jlong tag);
+
+// "java.lang.String" for "Ljava/lang/String;", "[I" for "[I", "[Ljava.lang.Object;" for arrays
+// of references (the names Class.getName gives).
+std::string external_class_name(const char* signature);
+
+}  // namespace jvmpi::class_events

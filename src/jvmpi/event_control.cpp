@@ -1,0 +1,151 @@
+#include "event_control.h"
+
+#include <jvmti.h>
+
+#include <array>
+#include <map>
+#include <mutex>
+
+#include "class_events.h"
+#include "data_requests.h"
+#include "event_gate.h"
+#include "jvmti_access.h"
+#include "object_events.h"
+#include "thread_events.h"
+
+namespace jvmpi::event_control {
+namespace {
+
+enum class Support { kUnavailable, kAvailable, kRequestOnly };
+
+constexpr jvmtiEvent kNone = static_cast<jvmtiEvent>(0);
+
+struct EventInfo {
+  Support support = Support::kUnavailable;
+  // JVMTI events that must be enabled while the JVMPI event is (kNone for unused slots).
+  std::array<jvmtiEvent, 2> needs{kNone, kNone};
+};
+
+// Events whose JVMTI source is always on (the runtime needs it for its own bookkeeping) need
+// nothing here. See docs/jvmpi-conformance.md for why the unavailable ones are unavailable.
+EventInfo info_of(jint type) {
+  using S = Support;
+  switch (type) {
+    case JVMPI_EVENT_JVM_INIT_DONE:
+    case JVMPI_EVENT_JVM_SHUT_DOWN:
+    case JVMPI_EVENT_THREAD_START:
+    case JVMPI_EVENT_THREAD_END:
+    case JVMPI_EVENT_CLASS_LOAD:
+    case JVMPI_EVENT_CLASS_UNLOAD:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT:
+    case JVMPI_EVENT_DATA_RESET_REQUEST:
+      return {S::kAvailable, {kNone, kNone}};
+    case JVMPI_EVENT_CLASS_LOAD_HOOK:
+      return {S::kAvailable, {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, kNone}};
+    case JVMPI_EVENT_COMPILED_METHOD_LOAD:
+      return {S::kAvailable, {JVMTI_EVENT_COMPILED_METHOD_LOAD, kNone}};
+    case JVMPI_EVENT_COMPILED_METHOD_UNLOAD:
+      return {S::kAvailable, {JVMTI_EVENT_COMPILED_METHOD_UNLOAD, kNone}};
+    case JVMPI_EVENT_GC_START:
+    case JVMPI_EVENT_GC_FINISH:
+      // Both are delivered by the GC reporter once a collection has finished.
+      return {S::kAvailable, {JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, kNone}};
+    case JVMPI_EVENT_DATA_DUMP_REQUEST:
+      return {S::kAvailable, {JVMTI_EVENT_DATA_DUMP_REQUEST, kNone}};
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:
+      return {S::kAvailable, {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, kNone}};
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
+      return {S::kAvailable, {JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, kNone}};
+    case JVMPI_EVENT_MONITOR_WAIT:
+      return {S::kAvailable, {JVMTI_EVENT_MONITOR_WAIT, kNone}};
+    case JVMPI_EVENT_MONITOR_WAITED:
+      // The wait's start time comes from the MonitorWait callback.
+      return {S::kAvailable, {JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED}};
+    case JVMPI_EVENT_HEAP_DUMP:
+    case JVMPI_EVENT_MONITOR_DUMP:
+    case JVMPI_EVENT_OBJECT_DUMP:
+      return {S::kRequestOnly, {kNone, kNone}};
+    default:
+      return {S::kUnavailable, {kNone, kNone}};
+  }
+}
+
+std::mutex g_mutex;
+// Per JVMTI event: whether we asked the VM for it.
+std::map<jvmtiEvent, bool> g_applied;
+
+bool jvmti_event_needed(jvmtiEvent event) {
+  for (jint type = 1; type <= JVMPI_MAX_EVENT_TYPE_VAL; ++type) {
+    if (!gate::is_enabled(type)) continue;
+    for (jvmtiEvent e : info_of(type).needs) {
+      if (e != kNone && e == event) return true;
+    }
+  }
+  return false;
+}
+
+// Brings the VM's notification mode for `event` in line with what the enabled events need.
+// Caller holds g_mutex.
+void apply(jvmtiEvent event) {
+  const bool needed = jvmti_event_needed(event);
+  auto it = g_applied.find(event);
+  const bool applied = it != g_applied.end() && it->second;
+  if (needed == applied) return;
+  jvmtiError err = jvmti()->SetEventNotificationMode(needed ? JVMTI_ENABLE : JVMTI_DISABLE, event,
+                                                     nullptr);
+  if (err == JVMTI_ERROR_NONE) {
+    g_applied[event] = needed;
+    // Methods compiled before the agent asked are reported too.
+    if (needed && event == JVMTI_EVENT_COMPILED_METHOD_LOAD &&
+        current_phase() == JVMTI_PHASE_LIVE) {
+      jvmti()->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD);
+    }
+  } else {
+    jvmti_ok(err, "SetEventNotificationMode");  // WRONG_PHASE is retried by apply_pending
+  }
+}
+
+jint set(jint type, bool on) {
+  const EventInfo info = info_of(type);
+  if (info.support != Support::kAvailable) return JVMPI_NOT_AVAILABLE;
+  std::lock_guard lock(g_mutex);
+  gate::set_enabled(type, on);
+  for (jvmtiEvent e : info.needs) {
+    if (e != kNone) apply(e);
+  }
+  if (on && type == JVMPI_EVENT_DATA_RESET_REQUEST) data_requests::enable_reset_signal();
+  return JVMPI_SUCCESS;
+}
+
+}  // namespace
+
+jint enable(jint event_type, void*) { return set(event_type, true); }
+
+jint disable(jint event_type, void*) { return set(event_type, false); }
+
+jint request(jint event_type, void* arg) {
+  JNIEnv* jni = current_jni_env();
+  switch (event_type) {
+    case JVMPI_EVENT_CLASS_LOAD:
+      return class_events::request_class_load(jni, static_cast<jobjectID>(arg));
+    case JVMPI_EVENT_THREAD_START:
+      return thread_events::request_thread_start(jni, static_cast<jobjectID>(arg));
+    case JVMPI_EVENT_OBJECT_ALLOC:
+      return object_events::request_object_alloc(jni, static_cast<jobjectID>(arg));
+    default:
+      return JVMPI_NOT_AVAILABLE;
+  }
+}
+
+void apply_pending() {
+  std::lock_guard lock(g_mutex);
+  for (jint type = 1; type <= JVMPI_MAX_EVENT_TYPE_VAL; ++type) {
+    for (jvmtiEvent e : info_of(type).needs) {
+      if (e != kNone) apply(e);
+    }
+  }
+}
+
+}  // namespace jvmpi::event_control

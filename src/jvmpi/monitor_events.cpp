@@ -1,0 +1,93 @@
+#include "monitor_events.h"
+
+#include <dlfcn.h>
+#include <jvmpi.h>
+
+#include <atomic>
+#include <chrono>
+
+#include "event_gate.h"
+#include "jvmti_access.h"
+#include "object_ids.h"
+#include "thread_events.h"
+
+namespace jvmpi::monitor_events {
+namespace {
+
+using SleepFunction = void(JNICALL*)(JNIEnv*, jclass, jlong);
+std::atomic<SleepFunction> g_vm_sleep{nullptr};
+
+// When the current thread's Object.wait began, for the time MONITOR_WAITED reports.
+thread_local std::chrono::steady_clock::time_point t_wait_start;
+
+jlong elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               since)
+      .count();
+}
+
+void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
+  if (!gate::wants(type)) return;
+  thread_events::ensure_known(jni, thread);
+  JVMPI_Event event{};
+  event.event_type = type;
+  event.env_id = jni;
+  event.u.monitor.object = object_ids::id_of(object);
+  gate::deliver(&event);
+}
+
+void send_wait(jint type, JNIEnv* jni, jobjectID object, jlong timeout) {
+  if (!gate::wants(type)) return;
+  thread_events::ensure_known(jni);
+  JVMPI_Event event{};
+  event.event_type = type;
+  event.env_id = jni;
+  event.u.monitor_wait.object = object;
+  event.u.monitor_wait.timeout = timeout;
+  gate::deliver(&event);
+}
+
+// Stands in for the VM's sleep native. JDK 17 passes milliseconds to Thread.sleep(long); from JDK
+// 21 the native is Thread.sleep0(long) and takes nanoseconds.
+void JNICALL sleep_wrapper(JNIEnv* jni, jclass cls, jlong amount) {
+  const jlong ms = java_feature_version() >= 21 ? amount / 1000000 : amount;
+  send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, nullptr, ms);
+  const auto start = std::chrono::steady_clock::now();
+  g_vm_sleep.load()(jni, cls, amount);
+  send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, nullptr, elapsed_ms(start));
+}
+
+}  // namespace
+
+void JNICALL on_contended_enter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  send_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, jni, thread, object);
+}
+
+void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  send_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, thread, object);
+}
+
+void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jlong timeout) {
+  t_wait_start = std::chrono::steady_clock::now();
+  if (gate::wants(JVMPI_EVENT_MONITOR_WAIT)) {
+    send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, object_ids::id_of(object), timeout);
+  }
+}
+
+void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jboolean) {
+  if (gate::wants(JVMPI_EVENT_MONITOR_WAITED)) {
+    send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, object_ids::id_of(object), elapsed_ms(t_wait_start));
+  }
+}
+
+void JNICALL on_native_method_bind(jvmtiEnv*, JNIEnv*, jthread, jmethodID, void* address,
+                                   void** new_address) {
+  // The sleep native is bound while java.lang.Thread initialises, before method names can be
+  // read; compare with the VM's exported implementation instead.
+  static void* const vm_sleep = dlsym(RTLD_DEFAULT, "JVM_Sleep");
+  if (address == nullptr || address != vm_sleep) return;
+  g_vm_sleep.store(reinterpret_cast<SleepFunction>(address));
+  *new_address = reinterpret_cast<void*>(&sleep_wrapper);
+}
+
+}  // namespace jvmpi::monitor_events

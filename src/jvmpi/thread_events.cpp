@@ -1,0 +1,163 @@
+#include "thread_events.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "event_gate.h"
+#include "jvmti_access.h"
+#include "log.h"
+#include "object_ids.h"
+#include "thread_registry.h"
+
+namespace jvmpi::thread_events {
+namespace {
+
+std::mutex g_mutex;
+// Global references to the runtime's own threads, recorded before they start.
+std::vector<jobject> g_internal_threads;
+// Threads whose THREAD_START the agent has had (by env), so each is announced once.
+std::unordered_set<JNIEnv*> g_announced;
+
+bool is_internal(JNIEnv* jni, jthread thread) {
+  std::lock_guard lock(g_mutex);
+  for (jobject t : g_internal_threads) {
+    if (jni->IsSameObject(t, thread)) return true;
+  }
+  return false;
+}
+
+bool mark_announced(JNIEnv* env) {
+  std::lock_guard lock(g_mutex);
+  return g_announced.insert(env).second;
+}
+
+void unmark_announced(JNIEnv* env) {
+  std::lock_guard lock(g_mutex);
+  g_announced.erase(env);
+}
+
+// Builds and delivers THREAD_START for `record` on the calling thread (`caller`).
+void send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requested) {
+  jvmtiThreadInfo info{};
+  if (jvmti()->GetThreadInfo(record.thread, &info) != JVMTI_ERROR_NONE) return;
+  JvmtiPtr<char> thread_name;
+  *thread_name.out() = info.name;
+  LocalRef group_ref(caller, info.thread_group);
+  LocalRef loader_ref(caller, info.context_class_loader);
+
+  JvmtiPtr<char> group_name;
+  JvmtiPtr<char> parent_name;
+  if (info.thread_group != nullptr) {
+    jvmtiThreadGroupInfo group{};
+    if (jvmti()->GetThreadGroupInfo(info.thread_group, &group) == JVMTI_ERROR_NONE) {
+      *group_name.out() = group.name;
+      LocalRef parent_ref(caller, group.parent);
+      jvmtiThreadGroupInfo parent{};
+      if (group.parent != nullptr &&
+          jvmti()->GetThreadGroupInfo(group.parent, &parent) == JVMTI_ERROR_NONE) {
+        *parent_name.out() = parent.name;
+        caller->DeleteLocalRef(parent.parent);
+      }
+    }
+  }
+
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_THREAD_START;
+  event.env_id = caller;
+  auto& e = event.u.thread_start;
+  e.thread_name = thread_name.get();
+  e.group_name = group_name.get();
+  e.parent_name = parent_name.get();
+  e.thread_id = object_ids::id_of(record.thread);
+  e.thread_env_id = record.env;
+  if (requested) {
+    gate::deliver_requested(&event);
+  } else {
+    gate::deliver(&event);
+  }
+}
+
+void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
+  if (record == nullptr || record->internal || !gate::wants(JVMPI_EVENT_THREAD_START)) return;
+  if (!mark_announced(record->env)) return;
+  send_thread_start(caller, *record, false);
+}
+
+}  // namespace
+
+void JNICALL on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  bool created = false;
+  ThreadRecordPtr record = threads::current(jni, thread, &created);
+  if (record == nullptr) return;
+  if (created && is_internal(jni, thread)) record->internal = true;
+  announce(jni, record);
+}
+
+void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
+  ThreadRecordPtr record = threads::find(jni);
+  if (record != nullptr && !record->internal && gate::wants(JVMPI_EVENT_THREAD_END)) {
+    JVMPI_Event event{};
+    event.event_type = JVMPI_EVENT_THREAD_END;
+    event.env_id = jni;
+    gate::deliver(&event);
+  }
+  unmark_announced(jni);
+  threads::remove(jni);
+}
+
+void ensure_known(JNIEnv* jni, jthread thread) {
+  bool created = false;
+  ThreadRecordPtr record = threads::current(jni, thread, &created);
+  if (created) announce(jni, record);
+}
+
+void announce_known_threads(JNIEnv* jni) {
+  for (const auto& record : threads::all()) announce(jni, record);
+}
+
+jint request_thread_start(JNIEnv* jni, jobjectID thread_id) {
+  if (jni == nullptr || thread_id == nullptr) return JVMPI_FAIL;
+  jobject object = object_ids::object_of(jni, thread_id);
+  if (object == nullptr) return JVMPI_FAIL;
+  LocalRef ref(jni, object);
+  ThreadRecordPtr record = threads::find_by_object(jni, object);
+  if (record == nullptr) return JVMPI_FAIL;  // not started, or already ended
+  send_thread_start(jni, *record, true);
+  return JVMPI_SUCCESS;
+}
+
+bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body,
+                  void* arg, bool internal) {
+  if (jni == nullptr) return false;
+  jclass thread_class = jni->FindClass("java/lang/Thread");
+  if (thread_class == nullptr) {
+    jni->ExceptionClear();
+    return false;
+  }
+  LocalRef class_ref(jni, thread_class);
+  jmethodID ctor = jni->GetMethodID(thread_class, "<init>", "(Ljava/lang/String;)V");
+  jstring jname = jni->NewStringUTF(name != nullptr ? name : "JVMPI agent thread");
+  if (ctor == nullptr || jname == nullptr) {
+    jni->ExceptionClear();
+    return false;
+  }
+  LocalRef name_ref(jni, jname);
+  jobject thread = jni->NewObject(thread_class, ctor, jname);
+  if (thread == nullptr) {
+    jni->ExceptionClear();
+    return false;
+  }
+  LocalRef thread_ref(jni, thread);
+  if (internal) {
+    std::lock_guard lock(g_mutex);
+    g_internal_threads.push_back(jni->NewGlobalRef(thread));
+  }
+  priority = std::clamp(priority, static_cast<jint>(JVMTI_THREAD_MIN_PRIORITY),
+                        static_cast<jint>(JVMTI_THREAD_MAX_PRIORITY));
+  return jvmti_ok(jvmti()->RunAgentThread(thread, body, arg, priority), "RunAgentThread");
+}
+
+}  // namespace jvmpi::thread_events

@@ -1,0 +1,29 @@
+// THREAD_START and THREAD_END, requested THREAD_START, and the runtime's own threads.
+#pragma once
+
+#include <jni.h>
+#include <jvmpi.h>
+#include <jvmti.h>
+
+namespace jvmpi::thread_events {
+
+void JNICALL on_thread_start(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
+
+// Makes sure the calling thread is registered, and that the agent got its THREAD_START before an
+// event carrying its env_id (threads that started before our events could be delivered, such as
+// the main thread, are announced on first sight). Cheap after the first call on a thread.
+void ensure_known(JNIEnv* jni, jthread thread = nullptr);
+
+// Announces every registered thread the agent has not yet been told about (at VM init).
+void announce_known_threads(JNIEnv* jni);
+
+// RequestEvent(THREAD_START, thread_object_id).
+jint request_thread_start(JNIEnv* jni, jobjectID thread_id);
+
+// Starts a daemon thread that runs `body(arg)`. `internal` threads belong to the runtime and are
+// never reported to the agent. Returns whether the thread started.
+bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body,
+                  void* arg, bool internal);
+
+}  // namespace jvmpi::thread_events

@@ -1,0 +1,107 @@
+#include "thread_registry.h"
+
+#include <ctime>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "jvmti_access.h"
+
+namespace jvmpi {
+
+ThreadRecord::~ThreadRecord() {
+  if (thread == nullptr) return;
+  if (JNIEnv* env = current_jni_env(); env != nullptr) env->DeleteGlobalRef(thread);
+}
+
+namespace threads {
+namespace {
+
+std::shared_mutex g_mutex;
+std::unordered_map<JNIEnv*, ThreadRecordPtr> g_records;
+
+// The calling thread's own record, so the hot paths (thread-local storage, events) skip the map.
+thread_local ThreadRecordPtr t_self;
+
+jlong own_cpu_time() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<jlong>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+}  // namespace
+
+ThreadRecordPtr find(JNIEnv* env) {
+  if (env == nullptr) return nullptr;
+  if (t_self != nullptr && t_self->env == env) return t_self;
+  std::shared_lock lock(g_mutex);
+  auto it = g_records.find(env);
+  return it == g_records.end() ? nullptr : it->second;
+}
+
+ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread) {
+  if (thread == nullptr) return nullptr;
+  std::shared_lock lock(g_mutex);
+  for (const auto& [env, record] : g_records) {
+    if (caller->IsSameObject(record->thread, thread)) return record;
+  }
+  return nullptr;
+}
+
+ThreadRecordPtr current(JNIEnv* env, jthread thread, bool* created) {
+  if (created != nullptr) *created = false;
+  if (env == nullptr) return nullptr;
+  if (t_self != nullptr && t_self->env == env) return t_self;
+  {
+    std::shared_lock lock(g_mutex);
+    auto it = g_records.find(env);
+    if (it != g_records.end()) {
+      t_self = it->second;
+      return t_self;
+    }
+  }
+  jthread local = thread;
+  if (local == nullptr && jvmti()->GetCurrentThread(&local) != JVMTI_ERROR_NONE) local = nullptr;
+  if (local == nullptr) return nullptr;
+  auto record = std::make_shared<ThreadRecord>();
+  record->env = env;
+  record->thread = static_cast<jthread>(env->NewGlobalRef(local));
+  // The CPU time consumed before the first suspension is the baseline ThreadHasRun compares with.
+  record->cpu_at_last_suspend = own_cpu_time();
+  record->cpu_at_previous_suspend = record->cpu_at_last_suspend;
+  if (thread == nullptr) env->DeleteLocalRef(local);
+  {
+    std::unique_lock lock(g_mutex);
+    auto [it, inserted] = g_records.emplace(env, record);
+    if (!inserted) {
+      env->DeleteGlobalRef(record->thread);
+      record = it->second;
+    } else if (created != nullptr) {
+      *created = true;
+    }
+  }
+  t_self = record;
+  return record;
+}
+
+void remove(JNIEnv* env) {
+  ThreadRecordPtr record;
+  {
+    std::unique_lock lock(g_mutex);
+    auto it = g_records.find(env);
+    if (it == g_records.end()) return;
+    record = std::move(it->second);
+    g_records.erase(it);
+  }
+  if (t_self == record) t_self.reset();
+}
+
+std::vector<ThreadRecordPtr> all() {
+  std::shared_lock lock(g_mutex);
+  std::vector<ThreadRecordPtr> out;
+  out.reserve(g_records.size());
+  for (const auto& [env, record] : g_records) out.push_back(record);
+  return out;
+}
+
+}  // namespace threads
+}  // namespace jvmpi

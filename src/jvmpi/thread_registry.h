@@ -1,0 +1,54 @@
+// The threads the agent knows, keyed by JNIEnv* (JVMPI's thread ID), with their per-thread state:
+// the agent's thread-local storage and the CPU-time marks that ThreadHasRun compares.
+#pragma once
+
+#include <jni.h>
+#include <jvmpi.h>
+#include <jvmti.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace jvmpi {
+
+struct ThreadRecord {
+  ThreadRecord() = default;
+  ThreadRecord(const ThreadRecord&) = delete;
+  ThreadRecord& operator=(const ThreadRecord&) = delete;
+  ~ThreadRecord();  // releases the global reference, whichever thread drops the record last
+
+  JNIEnv* env = nullptr;
+  jthread thread = nullptr;  // global reference
+  std::atomic<void*> local_storage{nullptr};
+  // Threads the runtime itself runs; their start and end are not reported.
+  bool internal = false;
+
+  std::mutex suspension_mutex;
+  bool suspended_by_jvmpi = false;
+  // Thread CPU time (ns) at the latest and the previous JVMPI suspension.
+  jlong cpu_at_last_suspend = 0;
+  jlong cpu_at_previous_suspend = 0;
+};
+
+using ThreadRecordPtr = std::shared_ptr<ThreadRecord>;
+
+namespace threads {
+
+// The record for `env`, or null when the thread is unknown (never seen, or ended).
+ThreadRecordPtr find(JNIEnv* env);
+
+// The record of the thread object `thread`, or null.
+ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread);
+
+// The record of the calling thread, created on first sight. `thread` may be null (looked up).
+// `created` tells whether this call created it.
+ThreadRecordPtr current(JNIEnv* env, jthread thread = nullptr, bool* created = nullptr);
+
+void remove(JNIEnv* env);
+
+std::vector<ThreadRecordPtr> all();
+
+}  // namespace threads
+}  // namespace jvmpi
