@@ -8,6 +8,7 @@
 #include "jvmti_access.h"
 #include "line_numbers.h"
 #include "object_ids.h"
+#include "thread_events.h"
 
 namespace jvmpi::class_events {
 namespace {
@@ -143,7 +144,8 @@ std::string external_class_name(const char* signature) {
   return s;
 }
 
-void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread, jclass klass) {
+void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread thread, jclass klass) {
+  if (thread != nullptr) thread_events::ensure_known(jni, thread);
   jobjectID id = object_ids::id_of(klass);
   if (id == nullptr) return;
   {

@@ -16,6 +16,9 @@ namespace {
 
 using SleepFunction = void(JNICALL*)(JNIEnv*, jclass, jlong);
 std::atomic<SleepFunction> g_vm_sleep{nullptr};
+// JDK 17's Thread.sleep(long) is bound to JVM_Sleep and takes milliseconds; from JDK 21 the native
+// is Thread.sleepNanos0(long), bound to JVM_SleepNanos, and takes nanoseconds.
+std::atomic<bool> g_sleep_takes_nanos{false};
 
 // When the current thread's Object.wait began, for the time MONITOR_WAITED reports.
 thread_local std::chrono::steady_clock::time_point t_wait_start;
@@ -36,9 +39,9 @@ void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
   gate::deliver(&event);
 }
 
-void send_wait(jint type, JNIEnv* jni, jobjectID object, jlong timeout) {
+void send_wait(jint type, JNIEnv* jni, jthread thread, jobjectID object, jlong timeout) {
   if (!gate::wants(type)) return;
-  thread_events::ensure_known(jni);
+  thread_events::ensure_known(jni, thread);
   JVMPI_Event event{};
   event.event_type = type;
   event.env_id = jni;
@@ -47,14 +50,13 @@ void send_wait(jint type, JNIEnv* jni, jobjectID object, jlong timeout) {
   gate::deliver(&event);
 }
 
-// Stands in for the VM's sleep native. JDK 17 passes milliseconds to Thread.sleep(long); from JDK
-// 21 the native is Thread.sleep0(long) and takes nanoseconds.
+// Stands in for the VM's sleep native.
 void JNICALL sleep_wrapper(JNIEnv* jni, jclass cls, jlong amount) {
-  const jlong ms = java_feature_version() >= 21 ? amount / 1000000 : amount;
-  send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, nullptr, ms);
+  const jlong ms = g_sleep_takes_nanos.load() ? amount / 1000000 : amount;
+  send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, nullptr, nullptr, ms);
   const auto start = std::chrono::steady_clock::now();
   g_vm_sleep.load()(jni, cls, amount);
-  send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, nullptr, elapsed_ms(start));
+  send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, nullptr, nullptr, elapsed_ms(start));
 }
 
 }  // namespace
@@ -67,16 +69,17 @@ void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobjec
   send_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, thread, object);
 }
 
-void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jlong timeout) {
+void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlong timeout) {
   t_wait_start = std::chrono::steady_clock::now();
   if (gate::wants(JVMPI_EVENT_MONITOR_WAIT)) {
-    send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, object_ids::id_of(object), timeout);
+    send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, thread, object_ids::id_of(object), timeout);
   }
 }
 
-void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread, jobject object, jboolean) {
+void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean) {
   if (gate::wants(JVMPI_EVENT_MONITOR_WAITED)) {
-    send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, object_ids::id_of(object), elapsed_ms(t_wait_start));
+    send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, thread, object_ids::id_of(object),
+              elapsed_ms(t_wait_start));
   }
 }
 
@@ -84,8 +87,10 @@ void JNICALL on_native_method_bind(jvmtiEnv*, JNIEnv*, jthread, jmethodID, void*
                                    void** new_address) {
   // The sleep native is bound while java.lang.Thread initialises, before method names can be
   // read; compare with the VM's exported implementation instead.
-  static void* const vm_sleep = dlsym(RTLD_DEFAULT, "JVM_Sleep");
-  if (address == nullptr || address != vm_sleep) return;
+  static void* const vm_sleep_ms = dlsym(RTLD_DEFAULT, "JVM_Sleep");
+  static void* const vm_sleep_nanos = dlsym(RTLD_DEFAULT, "JVM_SleepNanos");
+  if (address == nullptr || (address != vm_sleep_ms && address != vm_sleep_nanos)) return;
+  g_sleep_takes_nanos.store(address == vm_sleep_nanos);
   g_vm_sleep.store(reinterpret_cast<SleepFunction>(address));
   *new_address = reinterpret_cast<void*>(&sleep_wrapper);
 }

@@ -39,10 +39,11 @@ void unmark_announced(JNIEnv* env) {
   g_announced.erase(env);
 }
 
-// Builds and delivers THREAD_START for `record` on the calling thread (`caller`).
-void send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requested) {
+// Builds and delivers THREAD_START for `record` on the calling thread (`caller`). Fails before the
+// live phase, when JVMTI cannot describe threads yet.
+bool send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requested) {
   jvmtiThreadInfo info{};
-  if (jvmti()->GetThreadInfo(record.thread, &info) != JVMTI_ERROR_NONE) return;
+  if (jvmti()->GetThreadInfo(record.thread, &info) != JVMTI_ERROR_NONE) return false;
   JvmtiPtr<char> thread_name;
   *thread_name.out() = info.name;
   LocalRef group_ref(caller, info.thread_group);
@@ -78,12 +79,14 @@ void send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requeste
   } else {
     gate::deliver(&event);
   }
+  return true;
 }
 
 void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
   if (record == nullptr || record->internal || !gate::wants(JVMPI_EVENT_THREAD_START)) return;
   if (!mark_announced(record->env)) return;
-  send_thread_start(caller, *record, false);
+  // Threads seen in JVMTI's start phase are announced at VM init (announce_known_threads).
+  if (!send_thread_start(caller, *record, false)) unmark_announced(record->env);
 }
 
 }  // namespace
@@ -125,8 +128,7 @@ jint request_thread_start(JNIEnv* jni, jobjectID thread_id) {
   LocalRef ref(jni, object);
   ThreadRecordPtr record = threads::find_by_object(jni, object);
   if (record == nullptr) return JVMPI_FAIL;  // not started, or already ended
-  send_thread_start(jni, *record, true);
-  return JVMPI_SUCCESS;
+  return send_thread_start(jni, *record, true) ? JVMPI_SUCCESS : JVMPI_FAIL;
 }
 
 bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body,
