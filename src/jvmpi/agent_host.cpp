@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent_library.h"
+#include "allocation_events.h"
 #include "class_events.h"
 #include "compiled_method_events.h"
 #include "data_requests.h"
@@ -47,6 +48,7 @@ bool add_capabilities() {
   wanted.can_get_monitor_info = 1;
   wanted.can_get_owned_monitor_info = 1;
   wanted.can_get_current_contended_monitor = 1;
+  wanted.can_generate_sampled_object_alloc_events = 1;
 
   // Take what this VM offers; what is missing only disables the events that need it.
   jvmtiCapabilities granted{};
@@ -81,6 +83,7 @@ bool set_callbacks() {
   cb.GarbageCollectionFinish = gc_events::on_gc_finish;
   cb.ObjectFree = gc_events::on_object_free;
   cb.DataDumpRequest = data_requests::on_data_dump_request;
+  cb.SampledObjectAlloc = allocation_events::on_sampled_object_alloc;
   if (!jvmti_ok(jvmti()->SetEventCallbacks(&cb, sizeof cb), "SetEventCallbacks")) return false;
 
   // What the runtime needs whatever the agent enables; the rest follows EnableEvent.

@@ -104,11 +104,13 @@ bool build_class_load(jclass klass, jobjectID class_id, ClassLoadEvent& out) {
   return true;
 }
 
+// Array classes are announced too (no methods or fields), so the element class IDs of reference
+// arrays (e.g. an array of int[]) are defined; primitive classes never appear as class IDs.
 bool is_announceable(jclass klass) {
   jint status = 0;
   if (jvmti()->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE) return false;
-  if ((status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)) != 0) return false;
-  return (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
+  if ((status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) return false;
+  return (status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PREPARED)) != 0;
 }
 
 // Delivers CLASS_LOAD unless the agent already had it; the class is marked first so concurrent
@@ -199,14 +201,14 @@ jint request_class_load(JNIEnv* jni, jobjectID class_id) {
   return JVMPI_SUCCESS;
 }
 
-bool on_object_freed(JNIEnv* jni, jlong tag) {
+bool on_object_freed(jlong tag) {
   {
     std::lock_guard lock(g_mutex);
     if (g_classes.erase(tag) == 0) return false;
   }
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_CLASS_UNLOAD;
-  event.env_id = jni;
+  event.env_id = nullptr;  // unloaded by the collector, in no thread the agent knows
   event.u.class_unload.class_id = object_ids::from_tag(tag);
   gate::deliver(&event);
   return true;

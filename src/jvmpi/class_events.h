@@ -28,7 +28,7 @@ jint request_class_load(JNIEnv* jni, jobjectID class_id);
 
 // An object with this tag was freed: if it was a class, the agent gets CLASS_UNLOAD. Returns
 // whether the tag was a class's.
-bool on_object_freed(JNIEnv* jni, jlong tag);
+bool on_object_freed(jlong tag);
 
 // "java.lang.String" for "Ljava/lang/String;", "[I" for "[I", "[Ljava.lang.Object;" for arrays
 // of references (the names Class.getName gives).

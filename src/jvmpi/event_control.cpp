@@ -6,10 +6,13 @@
 #include <map>
 #include <mutex>
 
+#include "allocation_events.h"
 #include "class_events.h"
 #include "data_requests.h"
 #include "event_gate.h"
+#include "heap_dump.h"
 #include "jvmti_access.h"
+#include "monitor_dump.h"
 #include "object_events.h"
 #include "thread_events.h"
 
@@ -41,7 +44,17 @@ EventInfo info_of(jint type) {
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT:
     case JVMPI_EVENT_DATA_RESET_REQUEST:
+    case JVMPI_EVENT_OBJECT_FREE:  // from ObjectFree, which is always on (tagged objects only)
+    case JVMPI_EVENT_OBJECT_MOVE:  // never sent: IDs are tags and do not change when objects move
+    case JVMPI_EVENT_ARENA_NEW:
+    case JVMPI_EVENT_ARENA_DELETE:  // never sent: the one arena lives as long as the VM
+    case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:  // the JNI wrappers are always installed
+    case JVMPI_EVENT_JNI_GLOBALREF_FREE:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
       return {S::kAvailable, {kNone, kNone}};
+    case JVMPI_EVENT_OBJECT_ALLOC:
+      return {S::kAvailable, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, kNone}};
     case JVMPI_EVENT_CLASS_LOAD_HOOK:
       return {S::kAvailable, {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, kNone}};
     case JVMPI_EVENT_COMPILED_METHOD_LOAD:
@@ -116,6 +129,14 @@ jint set(jint type, bool on) {
     if (e != kNone) apply(e);
   }
   if (on && type == JVMPI_EVENT_DATA_RESET_REQUEST) data_requests::enable_reset_signal();
+  if (type == JVMPI_EVENT_OBJECT_ALLOC) {
+    allocation_events::set_tracking(on);
+    JNIEnv* jni = current_jni_env();
+    if (on && jni != nullptr && current_phase() == JVMTI_PHASE_LIVE) {
+      allocation_events::prime_current_thread(jni);
+    }
+  }
+  if (on && type == JVMPI_EVENT_ARENA_NEW) object_events::announce_heap_arena_when_live();
   return JVMPI_SUCCESS;
 }
 
@@ -134,6 +155,12 @@ jint request(jint event_type, void* arg) {
       return thread_events::request_thread_start(jni, static_cast<jobjectID>(arg));
     case JVMPI_EVENT_OBJECT_ALLOC:
       return object_events::request_object_alloc(jni, static_cast<jobjectID>(arg));
+    case JVMPI_EVENT_HEAP_DUMP:
+      return heap_dump::request_heap_dump(jni, static_cast<JVMPI_HeapDumpArg*>(arg));
+    case JVMPI_EVENT_OBJECT_DUMP:
+      return heap_dump::request_object_dump(jni, static_cast<jobjectID>(arg));
+    case JVMPI_EVENT_MONITOR_DUMP:
+      return monitor_dump::request_monitor_dump(jni);
     default:
       return JVMPI_NOT_AVAILABLE;
   }

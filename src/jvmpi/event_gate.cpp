@@ -18,6 +18,9 @@ std::atomic<int> g_in_flight{0};
 // Deliveries in progress on this thread: a handler that leads to shutdown (ProfilerExit) must not
 // wait for itself.
 thread_local int t_depth = 0;
+// Set while this thread runs the agent's JVM_SHUT_DOWN handler, which may still request events
+// (a final heap dump, say) although delivery is otherwise closed.
+thread_local bool t_in_shut_down = false;
 
 bool valid(jint event_type) { return event_type > 0 && event_type < kEventSlots; }
 
@@ -29,7 +32,7 @@ void (*notify_function())(JVMPI_Event*) {
 void call_agent(JVMPI_Event* event) {
   g_in_flight.fetch_add(1);
   ++t_depth;
-  if (!g_closed.load()) {
+  if (!g_closed.load() || t_in_shut_down) {
     if (auto notify = notify_function(); notify != nullptr) notify(event);
   }
   --t_depth;
@@ -58,7 +61,7 @@ void deliver(JVMPI_Event* event) {
 }
 
 void deliver_requested(JVMPI_Event* event) {
-  if (!accepting()) return;
+  if (!accepting() && !(t_in_shut_down && notify_function() != nullptr)) return;
   event->event_type |= JVMPI_REQUESTED_EVENT;
   call_agent(event);
 }
@@ -83,7 +86,9 @@ void shut_down(JNIEnv* env) {
       JVMPI_Event event{};
       event.event_type = JVMPI_EVENT_JVM_SHUT_DOWN;
       event.env_id = env;
+      t_in_shut_down = true;
       notify(&event);
+      t_in_shut_down = false;
     }
   }
 }

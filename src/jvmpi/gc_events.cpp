@@ -4,10 +4,13 @@
 
 #include <vector>
 
+#include "allocation_events.h"
 #include "class_events.h"
+#include "class_layouts.h"
 #include "event_gate.h"
 #include "jvmti_access.h"
 #include "log.h"
+#include "object_ids.h"
 #include "thread_events.h"
 
 namespace jvmpi::gc_events {
@@ -79,26 +82,53 @@ void send_gc_start() {
   gate::deliver(&event);
 }
 
-void deliver_freed(JNIEnv* jni, const std::vector<jlong>& tags) {
-  for (jlong tag : tags) class_events::on_object_freed(jni, tag);
+void deliver_freed(const std::vector<jlong>& tags) {
+  const bool objects_wanted = gate::wants(JVMPI_EVENT_OBJECT_FREE);
+  for (jlong tag : tags) {
+    if (class_events::on_object_freed(tag)) {
+      allocation_events::forget_class(tag);
+      class_layouts::forget(tag);
+    } else if (objects_wanted) {
+      JVMPI_Event event{};
+      event.event_type = JVMPI_EVENT_OBJECT_FREE;
+      event.env_id = nullptr;  // freed by the collector, in no thread the agent knows
+      event.u.obj_free.obj_id = object_ids::from_tag(tag);
+      gate::deliver(&event);
+    }
+  }
+}
+
+// JVMTI posts ObjectFree events lazily; any tag-map operation posts the pending ones at once, on
+// the calling thread. Doing one right after a collection puts all it freed inside its pair.
+void flush_object_free_events() {
+  jthread self = nullptr;
+  if (jvmti()->GetCurrentThread(&self) != JVMTI_ERROR_NONE || self == nullptr) return;
+  jlong tag = 0;
+  jvmti()->GetTag(self, &tag);
+  if (JNIEnv* jni = current_jni_env(); jni != nullptr) jni->DeleteLocalRef(self);
 }
 
 void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
   long reported = 0;
-  std::vector<jlong> freed;
-  jvmti()->RawMonitorEnter(g_lock);
+  // Frees not yet delivered. OBJECT_FREE and CLASS_UNLOAD always arrive between a GC_START and a
+  // GC_FINISH, so frees that show up without a new collection wait for the next one.
+  std::vector<jlong> pending;
   for (;;) {
+    jvmti()->RawMonitorEnter(g_lock);
     while (!g_stopping && reported == g_collections_finished && g_freed_tags.empty()) {
       jvmti()->RawMonitorWait(g_lock, 0);
     }
     const long finished = g_collections_finished;
-    freed.swap(g_freed_tags);
     const bool stopping = g_stopping;
     jvmti()->RawMonitorExit(g_lock);
 
-    if (finished == reported) {
-      deliver_freed(jni, freed);
-    } else {
+    if (finished != reported) flush_object_free_events();
+    jvmti()->RawMonitorEnter(g_lock);
+    pending.insert(pending.end(), g_freed_tags.begin(), g_freed_tags.end());
+    g_freed_tags.clear();
+    jvmti()->RawMonitorExit(g_lock);
+
+    if (finished != reported) {
       // Collections that finished while the previous batch was being delivered are reported as
       // separate pairs; what they freed goes inside the last pair.
       for (; reported < finished - 1; ++reported) {
@@ -106,15 +136,23 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
         send_gc_finish(jni);
       }
       send_gc_start();
-      deliver_freed(jni, freed);
+      deliver_freed(pending);
       send_gc_finish(jni);
       reported = finished;
+      pending.clear();
+    } else if (stopping) {
+      deliver_freed(pending);  // the VM is going away; no collection will follow
+      pending.clear();
     }
-    freed.clear();
 
-    jvmti()->RawMonitorEnter(g_lock);
-    if (stopping && reported == g_collections_finished && g_freed_tags.empty()) break;
+    if (stopping) {
+      jvmti()->RawMonitorEnter(g_lock);
+      const bool done = reported == g_collections_finished && g_freed_tags.empty();
+      jvmti()->RawMonitorExit(g_lock);
+      if (done) break;
+    }
   }
+  jvmti()->RawMonitorEnter(g_lock);
   g_running = false;
   jvmti()->RawMonitorNotifyAll(g_lock);
   jvmti()->RawMonitorExit(g_lock);

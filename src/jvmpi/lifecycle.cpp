@@ -5,23 +5,33 @@
 
 #include <cstdio>
 
+#include "allocation_events.h"
 #include "class_events.h"
 #include "data_requests.h"
 #include "event_control.h"
 #include "event_gate.h"
 #include "gc_events.h"
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
+#include "object_events.h"
 #include "thread_events.h"
 
 namespace jvmpi::lifecycle {
 
-void JNICALL on_vm_start(jvmtiEnv*, JNIEnv* jni) { thread_events::ensure_known(jni); }
+void JNICALL on_vm_start(jvmtiEnv*, JNIEnv*) {
+  // References the VM and libraries create from here on are known to the heap dump.
+  jni_reference_events::install();
+}
 
 void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  object_events::start();  // ARENA_NEW precedes the first OBJECT_ALLOC, which can come any time now
   event_control::apply_pending();
+  // The main thread existed before allocation tracking could begin.
+  if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC)) allocation_events::prime_current_thread(jni);
   thread_events::ensure_known(jni, thread);
   thread_events::announce_known_threads(jni);
   class_events::announce_loaded_classes(jni);
+  jni_reference_events::install();  // if the start phase was too early for it
   gc_events::start(jni);
   data_requests::start(jni);
   JVMPI_Event event{};

@@ -2,6 +2,8 @@
 
 #include <jvmti.h>
 
+#include <atomic>
+
 #include "class_events.h"
 #include "event_gate.h"
 #include "jvmti_access.h"
@@ -25,6 +27,50 @@ jint type_code(const char* sig, const char** element_signature) {
       if (element_signature != nullptr) *element_signature = sig + 1;
       return JVMPI_CLASS;
   }
+}
+
+namespace {
+std::atomic<bool> g_live{false};
+std::atomic<bool> g_arena_announced{false};
+
+void send_arena_new() {
+  if (!gate::wants(JVMPI_EVENT_ARENA_NEW) || g_arena_announced.exchange(true)) return;
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_ARENA_NEW;
+  event.env_id = current_jni_env();
+  event.u.new_arena.arena_id = kHeapArena;
+  event.u.new_arena.arena_name = "Java heap";
+  gate::deliver(&event);
+}
+}  // namespace
+
+void announce_heap_arena_when_live() {
+  if (g_live.load()) send_arena_new();
+}
+
+void start() {
+  g_live.store(true);
+  send_arena_new();
+}
+
+jclass component_class(JNIEnv* jni, jclass array_class) {
+  static jfieldID component_field = [jni] {
+    LocalRef class_class(jni, jni->FindClass("java/lang/Class"));
+    jfieldID f = class_class.get() != nullptr
+                     ? jni->GetFieldID(static_cast<jclass>(class_class.get()), "componentType",
+                                       "Ljava/lang/Class;")
+                     : nullptr;
+    if (f == nullptr) jni->ExceptionClear();
+    return f;
+  }();
+  if (component_field == nullptr) return nullptr;
+  return static_cast<jclass>(jni->GetObjectField(array_class, component_field));
+}
+
+jobjectID element_class_id(JNIEnv* jni, jclass array_class) {
+  LocalRef component(jni, component_class(jni, array_class));
+  if (component.get() == nullptr) return nullptr;
+  return class_events::ensure_announced(jni, static_cast<jclass>(component.get()));
 }
 
 jint request_object_alloc(JNIEnv* jni, jobjectID object_id) {
@@ -55,18 +101,7 @@ jint request_object_alloc(JNIEnv* jni, jobjectID object_id) {
     e.class_id = class_events::ensure_announced(jni, static_cast<jclass>(klass.get()));
   } else if (code == JVMPI_CLASS) {
     // Arrays of references name their element class; primitive arrays name none.
-    jmethodID get_component =
-        jni->GetMethodID(jni->FindClass("java/lang/Class"), "getComponentType",
-                         "()Ljava/lang/Class;");
-    if (get_component != nullptr) {
-      LocalRef component(jni, jni->CallObjectMethod(klass.get(), get_component));
-      if (jni->ExceptionCheck()) jni->ExceptionClear();
-      if (component.get() != nullptr) {
-        e.class_id = class_events::ensure_announced(jni, static_cast<jclass>(component.get()));
-      }
-    } else {
-      jni->ExceptionClear();
-    }
+    e.class_id = element_class_id(jni, static_cast<jclass>(klass.get()));
   }
   gate::deliver_requested(&event);
   return JVMPI_SUCCESS;

@@ -15,6 +15,19 @@ constexpr jint kHeapArena = 1;
 // element class signature of a reference array.
 jint type_code(const char* class_signature, const char** element_signature);
 
+// A local reference to the element class of an array class (null if none). Reads
+// java.lang.Class's componentType field, so no Java code runs.
+jclass component_class(JNIEnv* jni, jclass array_class);
+
+// The ID of the element class of an array class (null for primitive arrays or on failure).
+// Reads java.lang.Class's componentType field, so no Java code runs.
+jobjectID element_class_id(JNIEnv* jni, jclass array_class);
+
+// Sends ARENA_NEW for the heap arena once: now if the VM is live, else at VM init.
+void announce_heap_arena_when_live();
+// Called at VM init.
+void start();
+
 // RequestEvent(OBJECT_ALLOC, obj_id).
 jint request_object_alloc(JNIEnv* jni, jobjectID object_id);
 

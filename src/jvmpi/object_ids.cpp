@@ -30,10 +30,17 @@ jobjectID id_of(jobject object) {
   std::lock_guard lock(g_assign_mutex);
   if (jvmti()->GetTag(object, &tag) != JVMTI_ERROR_NONE) return nullptr;
   if (tag == 0) {
-    tag = g_next_tag.fetch_add(8, std::memory_order_relaxed);
+    tag = new_tag();
     if (!jvmti_ok(jvmti()->SetTag(object, tag), "SetTag")) return nullptr;
   }
   return from_tag(tag);
+}
+
+jlong new_tag() { return g_next_tag.fetch_add(8, std::memory_order_relaxed); }
+
+jobjectID tag_new_object(jobject object) {
+  const jlong tag = new_tag();
+  return jvmti()->SetTag(object, tag) == JVMTI_ERROR_NONE ? from_tag(tag) : nullptr;
 }
 
 jobject object_of(JNIEnv* env, jobjectID id) {

@@ -16,6 +16,12 @@ inline jlong to_tag(jobjectID id) { return static_cast<jlong>(reinterpret_cast<i
 // The ID of `object`, assigning one if it has none. Null for a null object.
 jobjectID id_of(jobject object);
 
+// A fresh tag (ID) for an object that has none; for heap walks, which set tags themselves.
+jlong new_tag();
+
+// Gives a just-allocated object (which no other thread can have tagged) its ID.
+jobjectID tag_new_object(jobject object);
+
 // The ID of `object` if it has one, else null.
 jobjectID existing_id_of(jobject object);
 

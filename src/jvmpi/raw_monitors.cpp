@@ -2,6 +2,7 @@
 
 #include <jvmti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -23,9 +24,23 @@ struct RawMonitor {
   // raw monitors too); the JNIEnv is kept for events and dumps.
   std::atomic<const void*> owner{nullptr};
   std::atomic<JNIEnv*> owner_env{nullptr};
-  int entry_count = 0;  // only touched by the owner
+  std::atomic<int> entry_count{0};  // written only by the owner
   std::atomic<int> contenders{0};
+  // Threads blocked entering, and threads in RawMonitorWait (for the monitor dump).
+  std::mutex waiters_mutex;
+  std::vector<JNIEnv*> entering;
+  std::vector<JNIEnv*> waiting;
 };
+
+void add(std::mutex& m, std::vector<JNIEnv*>& list, JNIEnv* env) {
+  std::lock_guard lock(m);
+  list.push_back(env);
+}
+
+void drop(std::mutex& m, std::vector<JNIEnv*>& list, JNIEnv* env) {
+  std::lock_guard lock(m);
+  if (auto it = std::find(list.begin(), list.end(), env); it != list.end()) list.erase(it);
+}
 
 std::mutex g_registry_mutex;
 std::unordered_set<RawMonitor*> g_monitors;
@@ -70,15 +85,18 @@ void enter(JVMPI_RawMonitor handle) {
     return;
   }
   const bool contended = m->owner.load(std::memory_order_acquire) != nullptr;
+  JNIEnv* env = current_jni_env();
   if (contended) {
     m->contenders.fetch_add(1);
+    add(m->waiters_mutex, m->entering, env);
     send(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m, handle);
   }
   jvmti()->RawMonitorEnter(m->id);
   m->owner.store(self(), std::memory_order_release);
-  m->owner_env.store(current_jni_env(), std::memory_order_release);
+  m->owner_env.store(env, std::memory_order_release);
   m->entry_count = 1;
   if (contended) {
+    drop(m->waiters_mutex, m->entering, env);
     m->contenders.fetch_sub(1);
     send(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED, m, handle);
   }
@@ -106,7 +124,9 @@ void wait(JVMPI_RawMonitor handle, jlong ms) {
   JNIEnv* env = m->owner_env.load();
   m->owner_env.store(nullptr);
   m->owner.store(nullptr, std::memory_order_release);
+  add(m->waiters_mutex, m->waiting, env);
   jvmti()->RawMonitorWait(m->id, ms);
+  drop(m->waiters_mutex, m->waiting, env);
   m->owner.store(self(), std::memory_order_release);
   m->owner_env.store(env);
   m->entry_count = count;
@@ -126,6 +146,22 @@ void destroy(JVMPI_RawMonitor handle) {
   }
   jvmti_ok(jvmti()->DestroyRawMonitor(m->id), "DestroyRawMonitor");
   delete m;
+}
+
+void for_each_in_use(const std::function<void(const RawMonitorState&)>& visit) {
+  std::lock_guard registry_lock(g_registry_mutex);
+  for (RawMonitor* m : g_monitors) {
+    RawMonitorState state{m->name.c_str(), reinterpret_cast<JVMPI_RawMonitor>(m),
+                          m->owner_env.load(), 0, {}, {}};
+    {
+      std::lock_guard lock(m->waiters_mutex);
+      state.entering = m->entering;
+      state.waiting = m->waiting;
+    }
+    if (m->owner.load() == nullptr && state.entering.empty() && state.waiting.empty()) continue;
+    state.entry_count = m->owner.load() != nullptr ? std::max(m->entry_count.load(), 1) : 0;
+    visit(state);
+  }
 }
 
 }  // namespace jvmpi::raw_monitors

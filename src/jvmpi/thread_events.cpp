@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "event_gate.h"
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "log.h"
 #include "object_ids.h"
@@ -154,6 +155,7 @@ bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFuncti
   }
   LocalRef thread_ref(jni, thread);
   if (internal) {
+    jni_reference_events::InternalScope internal_ref;
     std::lock_guard lock(g_mutex);
     g_internal_threads.push_back(jni->NewGlobalRef(thread));
   }

@@ -4,12 +4,14 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
 
 namespace jvmpi {
 
 ThreadRecord::~ThreadRecord() {
   if (thread == nullptr) return;
+  jni_reference_events::InternalScope internal;
   if (JNIEnv* env = current_jni_env(); env != nullptr) env->DeleteGlobalRef(thread);
 }
 
@@ -64,7 +66,10 @@ ThreadRecordPtr current(JNIEnv* env, jthread thread, bool* created) {
   if (local == nullptr) return nullptr;
   auto record = std::make_shared<ThreadRecord>();
   record->env = env;
-  record->thread = static_cast<jthread>(env->NewGlobalRef(local));
+  {
+    jni_reference_events::InternalScope internal;
+    record->thread = static_cast<jthread>(env->NewGlobalRef(local));
+  }
   // The CPU time consumed before the first suspension is the baseline ThreadHasRun compares with.
   record->cpu_at_last_suspend = own_cpu_time();
   record->cpu_at_previous_suspend = record->cpu_at_last_suspend;
@@ -73,7 +78,9 @@ ThreadRecordPtr current(JNIEnv* env, jthread thread, bool* created) {
     std::unique_lock lock(g_mutex);
     auto [it, inserted] = g_records.emplace(env, record);
     if (!inserted) {
+      jni_reference_events::InternalScope internal;
       env->DeleteGlobalRef(record->thread);
+      record->thread = nullptr;
       record = it->second;
     } else if (created != nullptr) {
       *created = true;

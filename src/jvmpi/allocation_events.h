@@ -1,0 +1,24 @@
+// OBJECT_ALLOC for every allocation, from JVMTI's allocation sampler set to sample each one
+// (interval 0). The sampler sees allocations from bytecode, reflection, JNI and the VM itself,
+// in interpreted and compiled code alike, which bytecode insertion alone would not.
+// Each allocated object is tagged with its new ID before the agent hears of it.
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+namespace jvmpi::allocation_events {
+
+void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                     jclass klass, jlong size);
+
+// Switches per-allocation sampling on or off (follows EnableEvent(OBJECT_ALLOC)).
+void set_tracking(bool on);
+
+// Makes the calling thread's sampler take the per-allocation interval at once (see .cpp).
+void prime_current_thread(JNIEnv* jni);
+
+// Drops what was cached about a class that was unloaded.
+void forget_class(jlong class_tag);
+
+}  // namespace jvmpi::allocation_events

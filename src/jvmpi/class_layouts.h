@@ -1,0 +1,44 @@
+// What the heap and object dumps need to know about each class before walking the heap (the walk's
+// callbacks may not call JVMTI): its shape, its fields in dump order with the indexes JVMTI's heap
+// walk reports them by, its superclass and interfaces. Cached per class until it is unloaded.
+#pragma once
+
+#include <jni.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace jvmpi::class_layouts {
+
+enum class Shape { kInstance, kObjectArray, kPrimitiveArray };
+
+struct Field {
+  jint index;  // JVMTI heap-walk field index (superclasses and superinterfaces first)
+  jint type;   // JVMPI type code (JVMPI_CLASS for references)
+};
+
+struct ClassLayout {
+  Shape shape = Shape::kInstance;
+  jint element_type = 0;        // primitive arrays: the element's JVMPI type code
+  jlong element_class_tag = 0;  // reference arrays: the element class's tag
+  jlong super_tag = 0;
+  std::vector<jlong> interface_tags;   // directly implemented, as CLASS_LOAD counts them
+  std::vector<Field> instance_fields;  // dump order: the class's own, then its superclass's, ...
+  std::vector<Field> static_fields;    // in the order of CLASS_LOAD's statics
+  jint index_count = 0;                // size of the class's field-index space
+  jlong instance_size_estimate = 0;    // used when the heap holds no instance to measure
+};
+
+using Layouts = std::unordered_map<jlong, std::shared_ptr<const ClassLayout>>;
+
+// Layouts of every loaded class, by class tag (ID).
+Layouts snapshot(JNIEnv* jni);
+
+// Drops the cached layout of an unloaded class.
+void forget(jlong class_tag);
+
+// JVMPI type code of a field or array-element signature.
+jint type_code_of_signature(char first);
+
+}  // namespace jvmpi::class_layouts

@@ -1,0 +1,79 @@
+#include "dump_buffer.h"
+
+#include <jvmpi.h>
+#include <sys/mman.h>
+
+namespace jvmpi {
+
+DumpBuffer::~DumpBuffer() {
+  if (data_ != nullptr) munmap(data_, capacity_);
+}
+
+char* DumpBuffer::reserve(size_t n) {
+  if (!failed_ && size_ + n > capacity_) {
+    size_t capacity = capacity_ == 0 ? size_t{1} << 20 : capacity_;
+    while (capacity < size_ + n) capacity *= 2;
+    void* p = data_ == nullptr
+                  ? mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0)
+                  : mremap(data_, capacity_, capacity, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) {
+      failed_ = true;
+    } else {
+      data_ = static_cast<char*>(p);
+      capacity_ = capacity;
+    }
+  }
+  if (failed_) {
+    // Out of memory: the walk carries on harmlessly into scratch space and the dump is reported
+    // as failed rather than delivered incomplete.
+    if (scratch_.size() < n) scratch_.resize(n);
+    return scratch_.data();
+  }
+  char* p = data_ + size_;
+  size_ += n;
+  return p;
+}
+
+size_t value_size(jint type_code) {
+  switch (type_code) {
+    case JVMPI_BOOLEAN:
+    case JVMPI_BYTE:
+      return 1;
+    case JVMPI_CHAR:
+    case JVMPI_SHORT:
+      return 2;
+    case JVMPI_INT:
+    case JVMPI_FLOAT:
+      return 4;
+    case JVMPI_LONG:
+    case JVMPI_DOUBLE:
+      return 8;
+    default:
+      return sizeof(void*);
+  }
+}
+
+void put_value(char* out, jint type_code, const jvalue& v) {
+  uint64_t bits = 0;
+  size_t n = value_size(type_code);
+  switch (type_code) {
+    case JVMPI_BOOLEAN: bits = v.z; break;
+    case JVMPI_BYTE: bits = static_cast<uint8_t>(v.b); break;
+    case JVMPI_CHAR: bits = v.c; break;
+    case JVMPI_SHORT: bits = static_cast<uint16_t>(v.s); break;
+    case JVMPI_INT: bits = static_cast<uint32_t>(v.i); break;
+    case JVMPI_FLOAT: {
+      uint32_t f;
+      std::memcpy(&f, &v.f, 4);
+      bits = f;
+      break;
+    }
+    case JVMPI_LONG: bits = static_cast<uint64_t>(v.j); break;
+    case JVMPI_DOUBLE: std::memcpy(&bits, &v.d, 8); break;
+    default: return;
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(bits >> (8 * (n - 1 - i)));
+}
+
+}  // namespace jvmpi

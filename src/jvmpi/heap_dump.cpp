@@ -1,0 +1,555 @@
+#include "heap_dump.h"
+
+#include <jvmti.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <vector>
+
+#include "class_layouts.h"
+#include "dump_buffer.h"
+#include "event_gate.h"
+#include "jni_reference_events.h"
+#include "jvmti_access.h"
+#include "line_numbers.h"
+#include "log.h"
+#include "object_ids.h"
+#include "thread_registry.h"
+
+namespace jvmpi::heap_dump {
+namespace {
+
+using class_layouts::ClassLayout;
+using class_layouts::Shape;
+
+// Where each instance field's value goes in an INSTANCE_DUMP record of one class, by JVMTI index.
+struct InstancePlan {
+  std::vector<int32_t> offset_of_index;  // -1: not in the record (e.g. primitives at level 1)
+  std::vector<jint> type_of_index;
+  uint32_t value_bytes = 0;
+};
+
+// A class object's references and static values, gathered during the walk and written at the
+// end, when the size of its instances is known.
+struct ClassRecord {
+  bool visited = false;
+  jlong super = 0;  // as the walk reports it (array classes have no layout for it)
+  jlong loader = 0;
+  jlong signers = 0;
+  jlong protection_domain = 0;
+  std::vector<std::pair<uint16_t, jlong>> constant_pool;
+  std::unordered_map<jint, jlong> static_refs;
+  std::unordered_map<jint, jvalue> static_values;
+};
+
+// A frame that holds a root, as the walk saw it.
+struct FrameRoot {
+  jlong thread_tag;
+  jint depth;
+  jmethodID method;
+  jlocation location;  // -1 when unknown (JNI locals)
+};
+
+jint jvmpi_type_of(jvmtiPrimitiveType t) {
+  return class_layouts::type_code_of_signature(static_cast<char>(t));
+}
+
+// Builds the dump from the heap walk's callbacks. The callbacks run while the VM is stopped and
+// may not call JVMTI or JNI, so everything they need is prepared before the walk.
+//
+// The walk reports each object's outgoing references (and primitive fields) together, as the
+// "referrer", once; the record of one object is assembled while its references arrive and written
+// when the next object's begin.
+class HeapWalk {
+ public:
+  HeapWalk(int level, class_layouts::Layouts layouts, jlong class_class_tag,
+           std::unordered_map<jlong, JNIEnv*> thread_envs,
+           std::unordered_map<jlong, jobject> global_refs, jlong only_tag)
+      : level_(level),
+        layouts_(std::move(layouts)),
+        class_class_tag_(class_class_tag),
+        thread_envs_(std::move(thread_envs)),
+        global_refs_(std::move(global_refs)),
+        only_tag_(only_tag) {}
+
+  jvmtiHeapCallbacks callbacks() const {
+    jvmtiHeapCallbacks cb{};
+    cb.heap_reference_callback = [](jvmtiHeapReferenceKind kind,
+                                    const jvmtiHeapReferenceInfo* info, jlong class_tag,
+                                    jlong referrer_class_tag, jlong size, jlong* tag_ptr,
+                                    jlong* referrer_tag_ptr, jint length, void* self) -> jint {
+      return static_cast<HeapWalk*>(self)->on_reference(kind, info, class_tag, referrer_class_tag,
+                                                        size, tag_ptr, referrer_tag_ptr, length);
+    };
+    cb.primitive_field_callback = [](jvmtiHeapReferenceKind kind,
+                                     const jvmtiHeapReferenceInfo* info, jlong class_tag,
+                                     jlong* tag_ptr, jvalue value, jvmtiPrimitiveType type,
+                                     void* self) -> jint {
+      return static_cast<HeapWalk*>(self)->on_primitive_field(kind, info, class_tag, tag_ptr,
+                                                              value, type);
+    };
+    cb.array_primitive_value_callback = [](jlong class_tag, jlong, jlong* tag_ptr, jint count,
+                                           jvmtiPrimitiveType type, const void* elements,
+                                           void* self) -> jint {
+      return static_cast<HeapWalk*>(self)->on_primitive_array(class_tag, tag_ptr, count, type,
+                                                              elements);
+    };
+    return cb;
+  }
+
+  // Writes what is still being assembled, then the class records.
+  void finish() {
+    flush();
+    if (level_ == 0) return;
+    for (auto& [tag, record] : classes_) {
+      if (record.visited) write_class(tag, record);
+    }
+  }
+
+  DumpBuffer& out() { return out_; }
+  const std::vector<FrameRoot>& frame_roots() const { return frame_roots_; }
+  const std::unordered_map<jlong, JNIEnv*>& thread_envs() const { return thread_envs_; }
+
+ private:
+  enum class Kind { kNone, kSkip, kInstance, kObjectArray, kPrimitiveArray, kClass };
+
+  const ClassLayout* layout_of(jlong class_tag) const {
+    auto it = layouts_.find(class_tag);
+    return it == layouts_.end() ? nullptr : it->second.get();
+  }
+
+  bool is_class_object(jlong tag, jlong class_tag) const {
+    return class_tag == class_class_tag_ && layouts_.count(tag) > 0;
+  }
+
+  const InstancePlan& plan_of(jlong class_tag, const ClassLayout* layout) {
+    auto [it, inserted] = plans_.try_emplace(class_tag);
+    InstancePlan& plan = it->second;
+    if (inserted && layout != nullptr) {
+      plan.offset_of_index.assign(static_cast<size_t>(layout->index_count), -1);
+      plan.type_of_index.assign(static_cast<size_t>(layout->index_count), 0);
+      for (const auto& f : layout->instance_fields) {
+        if (level_ < 2 && f.type != JVMPI_CLASS) continue;  // level 1 leaves primitives out
+        if (f.index < 0 || f.index >= layout->index_count) continue;
+        plan.offset_of_index[static_cast<size_t>(f.index)] = static_cast<int32_t>(plan.value_bytes);
+        plan.type_of_index[static_cast<size_t>(f.index)] = f.type;
+        plan.value_bytes += static_cast<uint32_t>(value_size(f.type));
+      }
+    }
+    return plan;
+  }
+
+  void begin_referrer(jlong tag, jlong class_tag) {
+    flush();
+    cur_tag_ = tag;
+    cur_class_tag_ = class_tag;
+    cur_plan_ = nullptr;
+    if (only_tag_ != 0 && tag != only_tag_) {
+      cur_kind_ = Kind::kSkip;
+      return;
+    }
+    if (is_class_object(tag, class_tag)) {
+      cur_kind_ = Kind::kClass;
+      classes_[tag].visited = true;
+      if (level_ == 0) {
+        out_.u1(JVMPI_NORMAL_OBJECT);
+        out_.id_from_tag(tag);
+      }
+      return;
+    }
+    const ClassLayout* layout = layout_of(class_tag);
+    if (layout != nullptr && layout->shape == Shape::kObjectArray) {
+      cur_kind_ = Kind::kObjectArray;
+      auto it = object_array_lengths_.find(tag);
+      cur_length_ = it == object_array_lengths_.end() ? 0 : it->second;
+      cur_values_.assign(static_cast<size_t>(cur_length_) * sizeof(void*), 0);
+    } else if (layout != nullptr && layout->shape == Shape::kPrimitiveArray) {
+      cur_kind_ = Kind::kPrimitiveArray;
+    } else {
+      cur_kind_ = Kind::kInstance;
+      cur_plan_ = &plan_of(class_tag, layout);
+      cur_values_.assign(cur_plan_->value_bytes, 0);
+    }
+  }
+
+  void flush() {
+    switch (cur_kind_) {
+      case Kind::kInstance:
+        if (level_ == 0) {
+          out_.u1(JVMPI_NORMAL_OBJECT);
+          out_.id_from_tag(cur_tag_);
+        } else {
+          out_.u1(JVMPI_GC_INSTANCE_DUMP);
+          out_.id_from_tag(cur_tag_);
+          out_.id_from_tag(cur_class_tag_);
+          out_.u4(static_cast<uint32_t>(cur_values_.size()));
+          out_.bytes(cur_values_.data(), cur_values_.size());
+        }
+        break;
+      case Kind::kObjectArray:
+        if (level_ == 0) {
+          out_.u1(JVMPI_CLASS);
+          out_.id_from_tag(cur_tag_);
+        } else {
+          const ClassLayout* layout = layout_of(cur_class_tag_);
+          out_.u1(JVMPI_GC_OBJ_ARRAY_DUMP);
+          out_.id_from_tag(cur_tag_);
+          out_.u4(static_cast<uint32_t>(cur_length_));
+          out_.id_from_tag(layout != nullptr ? layout->element_class_tag : 0);
+          out_.bytes(cur_values_.data(), cur_values_.size());
+        }
+        break;
+      case Kind::kPrimitiveArray: {
+        // No contents arrived: an empty array.
+        const ClassLayout* layout = layout_of(cur_class_tag_);
+        write_primitive_array(cur_tag_, layout != nullptr ? layout->element_type : JVMPI_BYTE, 0,
+                              nullptr);
+        break;
+      }
+      default:
+        break;
+    }
+    cur_kind_ = Kind::kNone;
+    cur_tag_ = 0;
+  }
+
+  void write_primitive_array(jlong tag, jint type, jint count, const void* elements) {
+    if (level_ == 0) {
+      out_.u1(static_cast<uint8_t>(type));
+      out_.id_from_tag(tag);
+      return;
+    }
+    out_.u1(JVMPI_GC_PRIM_ARRAY_DUMP);
+    out_.id_from_tag(tag);
+    out_.u4(static_cast<uint32_t>(count));
+    out_.u1(static_cast<uint8_t>(type));
+    if (level_ < 2 || count == 0 || elements == nullptr) return;
+    const size_t size = value_size(type);
+    char* dst = out_.zeros(size * static_cast<size_t>(count));
+    const auto* src = static_cast<const unsigned char*>(elements);
+    // Elements arrive in native (little-endian) order; the dump wants big-endian.
+    for (jint i = 0; i < count; ++i) {
+      for (size_t b = 0; b < size; ++b) dst[b] = static_cast<char>(src[size - 1 - b]);
+      dst += size;
+      src += size;
+    }
+  }
+
+  void write_class(jlong tag, const ClassRecord& record) {
+    const ClassLayout* layout = layout_of(tag);
+    out_.u1(JVMPI_GC_CLASS_DUMP);
+    out_.id_from_tag(tag);
+    out_.id_from_tag(layout != nullptr && layout->super_tag != 0 ? layout->super_tag
+                                                                 : record.super);
+    out_.id_from_tag(record.loader);
+    out_.id_from_tag(record.signers);
+    out_.id_from_tag(record.protection_domain);
+    out_.id(nullptr);  // class name String: the walk does not report it
+    out_.id(nullptr);  // reserved
+    jlong instance_size = layout != nullptr ? layout->instance_size_estimate : 0;
+    if (auto it = instance_sizes_.find(tag); it != instance_sizes_.end()) instance_size = it->second;
+    out_.u4(static_cast<uint32_t>(instance_size));
+    if (layout != nullptr) {
+      for (jlong i : layout->interface_tags) out_.id_from_tag(i);
+    }
+    out_.u2(static_cast<uint16_t>(record.constant_pool.size()));
+    for (const auto& [index, value] : record.constant_pool) {
+      out_.u2(index);
+      out_.u1(JVMPI_CLASS);
+      out_.id_from_tag(value);
+    }
+    if (layout == nullptr) return;
+    for (const auto& f : layout->static_fields) {
+      if (f.type == JVMPI_CLASS) {
+        auto it = record.static_refs.find(f.index);
+        out_.id_from_tag(it == record.static_refs.end() ? 0 : it->second);
+      } else if (level_ >= 2) {
+        auto it = record.static_values.find(f.index);
+        jvalue v{};
+        if (it != record.static_values.end()) v = it->second;
+        put_value(out_.zeros(value_size(f.type)), f.type, v);
+      }
+    }
+  }
+
+  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag) {
+    auto env_of = [this](jlong thread_tag) -> JNIEnv* {
+      auto it = thread_envs_.find(thread_tag);
+      return it == thread_envs_.end() ? nullptr : it->second;
+    };
+    switch (kind) {
+      case JVMTI_HEAP_REFERENCE_JNI_GLOBAL: {
+        auto it = global_refs_.find(tag);
+        out_.u1(JVMPI_GC_ROOT_JNI_GLOBAL);
+        out_.id_from_tag(tag);
+        out_.id(it == global_refs_.end() ? nullptr : it->second);
+        break;
+      }
+      case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
+        out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
+        out_.id_from_tag(tag);
+        break;
+      case JVMTI_HEAP_REFERENCE_MONITOR:
+        out_.u1(JVMPI_GC_ROOT_MONITOR_USED);
+        out_.id_from_tag(tag);
+        break;
+      case JVMTI_HEAP_REFERENCE_STACK_LOCAL: {
+        const auto& s = info->stack_local;
+        out_.u1(JVMPI_GC_ROOT_JAVA_FRAME);
+        out_.id_from_tag(tag);
+        out_.id(env_of(s.thread_tag));
+        out_.u4(static_cast<uint32_t>(s.depth));
+        frame_roots_.push_back({s.thread_tag, s.depth, s.method, s.location});
+        break;
+      }
+      case JVMTI_HEAP_REFERENCE_JNI_LOCAL: {
+        const auto& s = info->jni_local;
+        out_.u1(JVMPI_GC_ROOT_JNI_LOCAL);
+        out_.id_from_tag(tag);
+        out_.id(env_of(s.thread_tag));
+        out_.u4(static_cast<uint32_t>(s.depth));
+        frame_roots_.push_back({s.thread_tag, s.depth, s.method, -1});
+        break;
+      }
+      case JVMTI_HEAP_REFERENCE_THREAD:
+        out_.u1(JVMPI_GC_ROOT_THREAD_BLOCK);
+        out_.id_from_tag(tag);
+        out_.id(env_of(tag));
+        break;
+      default:
+        out_.u1(JVMPI_GC_ROOT_UNKNOWN);
+        out_.id_from_tag(tag);
+        break;
+    }
+  }
+
+  jint on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                    jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr,
+                    jlong* referrer_tag_ptr, jint length) {
+    const jint visit = only_tag_ != 0 ? 0 : JVMTI_VISIT_OBJECTS;
+    if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
+    const jlong tag = *tag_ptr;
+    if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
+      if (layout->shape == Shape::kObjectArray) {
+        object_array_lengths_.try_emplace(tag, length);
+      } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_) {
+        instance_sizes_.try_emplace(class_tag, size);
+      }
+    }
+    if (referrer_tag_ptr == nullptr) {
+      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
+      return visit;
+    }
+    if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
+    if (*referrer_tag_ptr != cur_tag_) begin_referrer(*referrer_tag_ptr, referrer_class_tag);
+    switch (cur_kind_) {
+      case Kind::kInstance:
+        if (kind == JVMTI_HEAP_REFERENCE_FIELD) put_field_id(info->field.index, tag);
+        break;
+      case Kind::kObjectArray:
+        if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT && info->array.index >= 0 &&
+            info->array.index < cur_length_) {
+          const void* p = reinterpret_cast<const void*>(static_cast<intptr_t>(tag));
+          std::memcpy(cur_values_.data() + static_cast<size_t>(info->array.index) * sizeof p, &p,
+                      sizeof p);
+        }
+        break;
+      case Kind::kClass: {
+        ClassRecord& record = classes_[cur_tag_];
+        switch (kind) {
+          case JVMTI_HEAP_REFERENCE_SUPERCLASS: record.super = tag; break;
+          case JVMTI_HEAP_REFERENCE_CLASS_LOADER: record.loader = tag; break;
+          case JVMTI_HEAP_REFERENCE_SIGNERS: record.signers = tag; break;
+          case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: record.protection_domain = tag; break;
+          case JVMTI_HEAP_REFERENCE_STATIC_FIELD: record.static_refs[info->field.index] = tag; break;
+          case JVMTI_HEAP_REFERENCE_CONSTANT_POOL:
+            record.constant_pool.emplace_back(static_cast<uint16_t>(info->constant_pool.index),
+                                              tag);
+            break;
+          default: break;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    return visit;
+  }
+
+  void put_field_id(jint index, jlong tag) {
+    if (cur_plan_ == nullptr || index < 0 ||
+        static_cast<size_t>(index) >= cur_plan_->offset_of_index.size()) {
+      return;
+    }
+    const int32_t offset = cur_plan_->offset_of_index[static_cast<size_t>(index)];
+    if (offset < 0 || cur_plan_->type_of_index[static_cast<size_t>(index)] != JVMPI_CLASS) return;
+    const void* p = reinterpret_cast<const void*>(static_cast<intptr_t>(tag));
+    std::memcpy(cur_values_.data() + offset, &p, sizeof p);
+  }
+
+  jint on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                          jlong class_tag, jlong* tag_ptr, jvalue value, jvmtiPrimitiveType) {
+    if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
+    if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
+    const jint index = info->field.index;
+    if (cur_kind_ == Kind::kInstance && kind == JVMTI_HEAP_REFERENCE_FIELD && cur_plan_ != nullptr &&
+        index >= 0 && static_cast<size_t>(index) < cur_plan_->offset_of_index.size()) {
+      const int32_t offset = cur_plan_->offset_of_index[static_cast<size_t>(index)];
+      const jint type = cur_plan_->type_of_index[static_cast<size_t>(index)];
+      if (offset >= 0 && type != JVMPI_CLASS) put_value(cur_values_.data() + offset, type, value);
+    } else if (cur_kind_ == Kind::kClass && kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD) {
+      classes_[cur_tag_].static_values[index] = value;
+    }
+    return 0;
+  }
+
+  jint on_primitive_array(jlong class_tag, jlong* tag_ptr, jint count, jvmtiPrimitiveType type,
+                          const void* elements) {
+    if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
+    if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
+    if (cur_kind_ != Kind::kPrimitiveArray) return 0;
+    write_primitive_array(cur_tag_, jvmpi_type_of(type), count, elements);
+    cur_kind_ = Kind::kSkip;  // written
+    return 0;
+  }
+
+  const int level_;
+  const class_layouts::Layouts layouts_;
+  const jlong class_class_tag_;
+  const std::unordered_map<jlong, JNIEnv*> thread_envs_;
+  const std::unordered_map<jlong, jobject> global_refs_;
+  const jlong only_tag_;  // object dump: the one object to write
+
+  DumpBuffer out_;
+  Kind cur_kind_ = Kind::kNone;
+  jlong cur_tag_ = 0;
+  jlong cur_class_tag_ = 0;
+  jint cur_length_ = 0;
+  const InstancePlan* cur_plan_ = nullptr;
+  std::vector<char> cur_values_;
+
+  std::unordered_map<jlong, InstancePlan> plans_;
+  std::unordered_map<jlong, ClassRecord> classes_;
+  std::unordered_map<jlong, jint> object_array_lengths_;
+  std::unordered_map<jlong, jlong> instance_sizes_;
+  std::vector<FrameRoot> frame_roots_;
+};
+
+jlong class_class_tag(JNIEnv* jni) {
+  LocalRef klass(jni, jni->FindClass("java/lang/Class"));
+  if (klass.get() == nullptr) {
+    jni->ExceptionClear();
+    return 0;
+  }
+  return object_ids::to_tag(object_ids::id_of(klass.get()));
+}
+
+std::unordered_map<jlong, JNIEnv*> thread_envs() {
+  std::unordered_map<jlong, JNIEnv*> out;
+  for (const auto& record : threads::all()) {
+    if (record->thread != nullptr) {
+      out.emplace(object_ids::to_tag(object_ids::id_of(record->thread)), record->env);
+    }
+  }
+  return out;
+}
+
+// The stacks of the threads that hold frame roots, as JVMPI call traces. Frames that hold roots
+// are taken from the walk itself; the others from the thread's stack right after the walk.
+struct Traces {
+  std::vector<JVMPI_CallTrace> traces;
+  std::vector<std::vector<JVMPI_CallFrame>> frames;
+};
+
+Traces build_traces(const HeapWalk& walk) {
+  std::unordered_map<jlong, std::vector<const FrameRoot*>> by_thread;
+  for (const auto& root : walk.frame_roots()) by_thread[root.thread_tag].push_back(&root);
+  Traces out;
+  out.frames.reserve(by_thread.size());
+  for (const auto& [thread_tag, roots] : by_thread) {
+    auto env_it = walk.thread_envs().find(thread_tag);
+    if (env_it == walk.thread_envs().end()) continue;
+    ThreadRecordPtr record = threads::find(env_it->second);
+    std::vector<jvmtiFrameInfo> stack(512);
+    jint count = 0;
+    if (record == nullptr ||
+        jvmti()->GetStackTrace(record->thread, 0, static_cast<jint>(stack.size()), stack.data(),
+                               &count) != JVMTI_ERROR_NONE) {
+      count = 0;
+    }
+    jint depth = count;
+    for (const FrameRoot* r : roots) depth = std::max(depth, r->depth + 1);
+    std::vector<JVMPI_CallFrame> frames(static_cast<size_t>(depth));
+    for (jint d = 0; d < count; ++d) {
+      frames[d].method_id = stack[d].method;
+      frames[d].lineno = line_numbers::line_of(stack[d].method, stack[d].location);
+    }
+    for (const FrameRoot* r : roots) {
+      auto& f = frames[static_cast<size_t>(r->depth)];
+      if (r->location >= 0 || f.method_id != r->method) {
+        f.method_id = r->method;
+        f.lineno = r->location >= 0 ? line_numbers::line_of(r->method, r->location)
+                                    : line_numbers::kUnknownLine;
+      }
+    }
+    out.frames.push_back(std::move(frames));
+    out.traces.push_back({env_it->second, static_cast<jint>(out.frames.back().size()),
+                          out.frames.back().data()});
+  }
+  return out;
+}
+
+bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
+  const jvmtiHeapCallbacks callbacks = walk.callbacks();
+  const bool ok = jvmti_ok(
+      jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk), "FollowReferences");
+  (void)jni;
+  walk.finish();
+  if (walk.out().failed()) {
+    log_error("not enough memory for the heap dump; no dump delivered");
+    return false;
+  }
+  return ok;
+}
+
+}  // namespace
+
+jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
+  if (jni == nullptr) return JVMPI_FAIL;
+  const jint level = arg == nullptr ? JVMPI_DUMP_LEVEL_2 : arg->heap_dump_level;
+  if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) return JVMPI_FAIL;
+  HeapWalk walk(level, class_layouts::snapshot(jni), class_class_tag(jni), thread_envs(),
+                jni_reference_events::global_refs_by_tag(), 0);
+  if (!walk_heap(jni, walk, nullptr)) return JVMPI_FAIL;
+  Traces traces;
+  if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(walk);
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_HEAP_DUMP;
+  event.env_id = jni;
+  event.u.heap_dump.dump_level = level;
+  event.u.heap_dump.begin = walk.out().begin();
+  event.u.heap_dump.end = walk.out().end();
+  event.u.heap_dump.num_traces = static_cast<jint>(traces.traces.size());
+  event.u.heap_dump.traces = traces.traces.empty() ? nullptr : traces.traces.data();
+  gate::deliver_requested(&event);
+  return JVMPI_SUCCESS;
+}
+
+jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
+  if (jni == nullptr || object_id == nullptr) return JVMPI_FAIL;
+  jobject object = object_ids::object_of(jni, object_id);
+  if (object == nullptr) return JVMPI_FAIL;
+  LocalRef ref(jni, object);
+  HeapWalk walk(JVMPI_DUMP_LEVEL_2, class_layouts::snapshot(jni), class_class_tag(jni), {}, {},
+                object_ids::to_tag(object_id));
+  if (!walk_heap(jni, walk, object) || walk.out().size() == 0) return JVMPI_FAIL;
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_OBJECT_DUMP;
+  event.env_id = jni;
+  event.u.object_dump.data_len = static_cast<jint>(walk.out().size());
+  event.u.object_dump.data = walk.out().begin();
+  gate::deliver_requested(&event);
+  return JVMPI_SUCCESS;
+}
+
+}  // namespace jvmpi::heap_dump
