@@ -88,9 +88,8 @@ bool set_callbacks() {
 
   // What the runtime needs whatever the agent enables; the rest follows EnableEvent.
   for (jvmtiEvent e : {JVMTI_EVENT_VM_START, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH,
-                       JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END,
-                       JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_OBJECT_FREE,
-                       JVMTI_EVENT_NATIVE_METHOD_BIND}) {
+                       JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_PREPARE,
+                       JVMTI_EVENT_OBJECT_FREE, JVMTI_EVENT_NATIVE_METHOD_BIND}) {
     if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr),
                   "SetEventNotificationMode")) {
       return false;

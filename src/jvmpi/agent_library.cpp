@@ -35,8 +35,7 @@ bool parse(const char* text, AgentSpec& spec, std::string& error) {
   spec.library = s.substr(0, colon);
   spec.options = colon == std::string::npos ? "" : s.substr(colon + 1);
   if (spec.library.empty()) {
-    error =
-        "no JVMPI agent library named; use -agentpath:/path/to/libjvmpi.so=<agent>[:<options>]";
+    error = "no JVMPI agent library named; use -agentpath:/path/to/libjvmpi.so=<agent>[:<options>]";
     return false;
   }
   return true;

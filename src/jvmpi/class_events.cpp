@@ -214,10 +214,9 @@ bool on_object_freed(jlong tag) {
   return true;
 }
 
-void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char*,
-                                     jobject, jint class_data_len,
-                                     const unsigned char* class_data, jint* new_class_data_len,
-                                     unsigned char** new_class_data) {
+void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char*, jobject,
+                                     jint class_data_len, const unsigned char* class_data,
+                                     jint* new_class_data_len, unsigned char** new_class_data) {
   if (!gate::wants(JVMPI_EVENT_CLASS_LOAD_HOOK)) return;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_CLASS_LOAD_HOOK;

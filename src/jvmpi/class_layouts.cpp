@@ -24,7 +24,9 @@ using LocalFields = std::vector<LocalField>;
 std::mutex g_mutex;
 Layouts g_cache;
 
-jlong tag_of(jclass klass) { return object_ids::to_tag(object_ids::id_of(klass)); }
+jlong tag_of(jclass klass) {
+  return object_ids::to_tag(object_ids::id_of(klass));
+}
 
 LocalFields local_fields(jclass klass) {
   LocalFields out;
@@ -66,7 +68,8 @@ void collect_interfaces(JNIEnv* jni, jclass klass, std::unordered_set<jlong>& se
 jlong estimate_instance_size(const std::vector<Field>& fields) {
   // Object header plus fields, 8-byte aligned: only a fallback for classes with no instance.
   jlong bytes = 12;
-  for (const Field& f : fields) bytes += f.type == JVMPI_CLASS ? 4 : static_cast<jlong>(value_size(f.type));
+  for (const Field& f : fields)
+    bytes += f.type == JVMPI_CLASS ? 4 : static_cast<jlong>(value_size(f.type));
   return std::max<jlong>(16, (bytes + 7) / 8 * 8);
 }
 
@@ -150,15 +153,24 @@ std::shared_ptr<const ClassLayout> compute(JNIEnv* jni, jclass klass) {
 
 jint type_code_of_signature(char first) {
   switch (first) {
-    case 'Z': return JVMPI_BOOLEAN;
-    case 'B': return JVMPI_BYTE;
-    case 'C': return JVMPI_CHAR;
-    case 'S': return JVMPI_SHORT;
-    case 'I': return JVMPI_INT;
-    case 'J': return JVMPI_LONG;
-    case 'F': return JVMPI_FLOAT;
-    case 'D': return JVMPI_DOUBLE;
-    default: return JVMPI_CLASS;
+    case 'Z':
+      return JVMPI_BOOLEAN;
+    case 'B':
+      return JVMPI_BYTE;
+    case 'C':
+      return JVMPI_CHAR;
+    case 'S':
+      return JVMPI_SHORT;
+    case 'I':
+      return JVMPI_INT;
+    case 'J':
+      return JVMPI_LONG;
+    case 'F':
+      return JVMPI_FLOAT;
+    case 'D':
+      return JVMPI_DOUBLE;
+    default:
+      return JVMPI_CLASS;
   }
 }
 

@@ -20,7 +20,9 @@ std::atomic<bool> g_reset_wanted{false};
 std::atomic<bool> g_reset_installed{false};
 std::atomic<bool> g_live{false};
 
-void on_sigusr1(int) { sem_post(&g_reset_signals); }  // async-signal-safe
+void on_sigusr1(int) {
+  sem_post(&g_reset_signals);
+}  // async-signal-safe
 
 void JNICALL reset_listener_main(jvmtiEnv*, JNIEnv*, void*) {
   for (;;) {

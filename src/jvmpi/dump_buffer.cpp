@@ -13,10 +13,9 @@ char* DumpBuffer::reserve(size_t n) {
   if (!failed_ && size_ + n > capacity_) {
     size_t capacity = capacity_ == 0 ? size_t{1} << 20 : capacity_;
     while (capacity < size_ + n) capacity *= 2;
-    void* p = data_ == nullptr
-                  ? mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0)
-                  : mremap(data_, capacity_, capacity, MREMAP_MAYMOVE);
+    void* p = data_ == nullptr ? mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(data_, capacity_, capacity, MREMAP_MAYMOVE);
     if (p == MAP_FAILED) {
       failed_ = true;
     } else {
@@ -58,20 +57,35 @@ void put_value(char* out, jint type_code, const jvalue& v) {
   uint64_t bits = 0;
   size_t n = value_size(type_code);
   switch (type_code) {
-    case JVMPI_BOOLEAN: bits = v.z; break;
-    case JVMPI_BYTE: bits = static_cast<uint8_t>(v.b); break;
-    case JVMPI_CHAR: bits = v.c; break;
-    case JVMPI_SHORT: bits = static_cast<uint16_t>(v.s); break;
-    case JVMPI_INT: bits = static_cast<uint32_t>(v.i); break;
+    case JVMPI_BOOLEAN:
+      bits = v.z;
+      break;
+    case JVMPI_BYTE:
+      bits = static_cast<uint8_t>(v.b);
+      break;
+    case JVMPI_CHAR:
+      bits = v.c;
+      break;
+    case JVMPI_SHORT:
+      bits = static_cast<uint16_t>(v.s);
+      break;
+    case JVMPI_INT:
+      bits = static_cast<uint32_t>(v.i);
+      break;
     case JVMPI_FLOAT: {
       uint32_t f;
       std::memcpy(&f, &v.f, 4);
       bits = f;
       break;
     }
-    case JVMPI_LONG: bits = static_cast<uint64_t>(v.j); break;
-    case JVMPI_DOUBLE: std::memcpy(&bits, &v.d, 8); break;
-    default: return;
+    case JVMPI_LONG:
+      bits = static_cast<uint64_t>(v.j);
+      break;
+    case JVMPI_DOUBLE:
+      std::memcpy(&bits, &v.d, 8);
+      break;
+    default:
+      return;
   }
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>(bits >> (8 * (n - 1 - i)));
 }

@@ -47,7 +47,7 @@ EventInfo info_of(jint type) {
     case JVMPI_EVENT_OBJECT_FREE:  // from ObjectFree, which is always on (tagged objects only)
     case JVMPI_EVENT_OBJECT_MOVE:  // never sent: IDs are tags and do not change when objects move
     case JVMPI_EVENT_ARENA_NEW:
-    case JVMPI_EVENT_ARENA_DELETE:  // never sent: the one arena lives as long as the VM
+    case JVMPI_EVENT_ARENA_DELETE:         // never sent: the one arena lives as long as the VM
     case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:  // the JNI wrappers are always installed
     case JVMPI_EVENT_JNI_GLOBALREF_FREE:
     case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
@@ -106,8 +106,8 @@ void apply(jvmtiEvent event) {
   auto it = g_applied.find(event);
   const bool applied = it != g_applied.end() && it->second;
   if (needed == applied) return;
-  jvmtiError err = jvmti()->SetEventNotificationMode(needed ? JVMTI_ENABLE : JVMTI_DISABLE, event,
-                                                     nullptr);
+  jvmtiError err =
+      jvmti()->SetEventNotificationMode(needed ? JVMTI_ENABLE : JVMTI_DISABLE, event, nullptr);
   if (err == JVMTI_ERROR_NONE) {
     g_applied[event] = needed;
     // Methods compiled before the agent asked are reported too.
@@ -142,9 +142,13 @@ jint set(jint type, bool on) {
 
 }  // namespace
 
-jint enable(jint event_type, void*) { return set(event_type, true); }
+jint enable(jint event_type, void*) {
+  return set(event_type, true);
+}
 
-jint disable(jint event_type, void*) { return set(event_type, false); }
+jint disable(jint event_type, void*) {
+  return set(event_type, false);
+}
 
 jint request(jint event_type, void* arg) {
   JNIEnv* jni = current_jni_env();

@@ -22,7 +22,9 @@ thread_local int t_depth = 0;
 // (a final heap dump, say) although delivery is otherwise closed.
 thread_local bool t_in_shut_down = false;
 
-bool valid(jint event_type) { return event_type > 0 && event_type < kEventSlots; }
+bool valid(jint event_type) {
+  return event_type > 0 && event_type < kEventSlots;
+}
 
 void (*notify_function())(JVMPI_Event*) {
   // The agent writes NotifyEvent itself, possibly after enabling events; read it atomically.
@@ -54,7 +56,9 @@ bool accepting() {
          notify_function() != nullptr;
 }
 
-bool wants(jint event_type) { return is_enabled(event_type) && accepting(); }
+bool wants(jint event_type) {
+  return is_enabled(event_type) && accepting();
+}
 
 void deliver(JVMPI_Event* event) {
   if (wants(event->event_type)) call_agent(event);
@@ -66,7 +70,9 @@ void deliver_requested(JVMPI_Event* event) {
   call_agent(event);
 }
 
-void open() { g_open.store(true, std::memory_order_release); }
+void open() {
+  g_open.store(true, std::memory_order_release);
+}
 
 void shut_down(JNIEnv* env) {
   const bool send = wants(JVMPI_EVENT_JVM_SHUT_DOWN);
@@ -93,6 +99,8 @@ void shut_down(JNIEnv* env) {
   }
 }
 
-bool is_shut_down() { return g_closed.load(std::memory_order_acquire); }
+bool is_shut_down() {
+  return g_closed.load(std::memory_order_acquire);
+}
 
 }  // namespace jvmpi::gate

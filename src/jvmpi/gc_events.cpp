@@ -42,7 +42,8 @@ jlong committed_heap_bytes(JNIEnv* jni) {
     return 0;
   }
   LocalRef class_ref(jni, runtime_class);
-  jmethodID get_runtime = jni->GetStaticMethodID(runtime_class, "getRuntime", "()Ljava/lang/Runtime;");
+  jmethodID get_runtime =
+      jni->GetStaticMethodID(runtime_class, "getRuntime", "()Ljava/lang/Runtime;");
   jmethodID total = jni->GetMethodID(runtime_class, "totalMemory", "()J");
   if (get_runtime == nullptr || total == nullptr) {
     jni->ExceptionClear();

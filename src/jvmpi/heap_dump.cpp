@@ -74,19 +74,18 @@ class HeapWalk {
 
   jvmtiHeapCallbacks callbacks() const {
     jvmtiHeapCallbacks cb{};
-    cb.heap_reference_callback = [](jvmtiHeapReferenceKind kind,
-                                    const jvmtiHeapReferenceInfo* info, jlong class_tag,
-                                    jlong referrer_class_tag, jlong size, jlong* tag_ptr,
-                                    jlong* referrer_tag_ptr, jint length, void* self) -> jint {
+    cb.heap_reference_callback = [](jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
+                                    jlong class_tag, jlong referrer_class_tag, jlong size,
+                                    jlong* tag_ptr, jlong* referrer_tag_ptr, jint length,
+                                    void* self) -> jint {
       return static_cast<HeapWalk*>(self)->on_reference(kind, info, class_tag, referrer_class_tag,
                                                         size, tag_ptr, referrer_tag_ptr, length);
     };
-    cb.primitive_field_callback = [](jvmtiHeapReferenceKind kind,
-                                     const jvmtiHeapReferenceInfo* info, jlong class_tag,
-                                     jlong* tag_ptr, jvalue value, jvmtiPrimitiveType type,
-                                     void* self) -> jint {
-      return static_cast<HeapWalk*>(self)->on_primitive_field(kind, info, class_tag, tag_ptr,
-                                                              value, type);
+    cb.primitive_field_callback =
+        [](jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong class_tag,
+           jlong* tag_ptr, jvalue value, jvmtiPrimitiveType type, void* self) -> jint {
+      return static_cast<HeapWalk*>(self)->on_primitive_field(kind, info, class_tag, tag_ptr, value,
+                                                              type);
     };
     cb.array_primitive_value_callback = [](jlong class_tag, jlong, jlong* tag_ptr, jint count,
                                            jvmtiPrimitiveType type, const void* elements,
@@ -247,7 +246,8 @@ class HeapWalk {
     out_.id(nullptr);  // class name String: the walk does not report it
     out_.id(nullptr);  // reserved
     jlong instance_size = layout != nullptr ? layout->instance_size_estimate : 0;
-    if (auto it = instance_sizes_.find(tag); it != instance_sizes_.end()) instance_size = it->second;
+    if (auto it = instance_sizes_.find(tag); it != instance_sizes_.end())
+      instance_size = it->second;
     out_.u4(static_cast<uint32_t>(instance_size));
     if (layout != nullptr) {
       for (jlong i : layout->interface_tags) out_.id_from_tag(i);
@@ -357,16 +357,27 @@ class HeapWalk {
       case Kind::kClass: {
         ClassRecord& record = classes_[cur_tag_];
         switch (kind) {
-          case JVMTI_HEAP_REFERENCE_SUPERCLASS: record.super = tag; break;
-          case JVMTI_HEAP_REFERENCE_CLASS_LOADER: record.loader = tag; break;
-          case JVMTI_HEAP_REFERENCE_SIGNERS: record.signers = tag; break;
-          case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: record.protection_domain = tag; break;
-          case JVMTI_HEAP_REFERENCE_STATIC_FIELD: record.static_refs[info->field.index] = tag; break;
+          case JVMTI_HEAP_REFERENCE_SUPERCLASS:
+            record.super = tag;
+            break;
+          case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
+            record.loader = tag;
+            break;
+          case JVMTI_HEAP_REFERENCE_SIGNERS:
+            record.signers = tag;
+            break;
+          case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
+            record.protection_domain = tag;
+            break;
+          case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
+            record.static_refs[info->field.index] = tag;
+            break;
           case JVMTI_HEAP_REFERENCE_CONSTANT_POOL:
             record.constant_pool.emplace_back(static_cast<uint16_t>(info->constant_pool.index),
                                               tag);
             break;
-          default: break;
+          default:
+            break;
         }
         break;
       }
@@ -392,8 +403,9 @@ class HeapWalk {
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
     const jint index = info->field.index;
-    if (cur_kind_ == Kind::kInstance && kind == JVMTI_HEAP_REFERENCE_FIELD && cur_plan_ != nullptr &&
-        index >= 0 && static_cast<size_t>(index) < cur_plan_->offset_of_index.size()) {
+    if (cur_kind_ == Kind::kInstance && kind == JVMTI_HEAP_REFERENCE_FIELD &&
+        cur_plan_ != nullptr && index >= 0 &&
+        static_cast<size_t>(index) < cur_plan_->offset_of_index.size()) {
       const int32_t offset = cur_plan_->offset_of_index[static_cast<size_t>(index)];
       const jint type = cur_plan_->type_of_index[static_cast<size_t>(index)];
       if (offset >= 0 && type != JVMPI_CLASS) put_value(cur_values_.data() + offset, type, value);
@@ -493,16 +505,16 @@ Traces build_traces(const HeapWalk& walk) {
       }
     }
     out.frames.push_back(std::move(frames));
-    out.traces.push_back({env_it->second, static_cast<jint>(out.frames.back().size()),
-                          out.frames.back().data()});
+    out.traces.push_back(
+        {env_it->second, static_cast<jint>(out.frames.back().size()), out.frames.back().data()});
   }
   return out;
 }
 
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
-  const bool ok = jvmti_ok(
-      jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk), "FollowReferences");
+  const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
+                           "FollowReferences");
   (void)jni;
   walk.finish();
   if (walk.out().failed()) {

@@ -48,8 +48,8 @@ jobject created(JNIEnv* env, jobject object, jobject ref, bool weak) {
     std::lock_guard lock(g_mutex);
     (weak ? g_weak : g_strong)[ref] = object_ids::to_tag(id);
   }
-  send_alloc(env, weak ? JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC : JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
-             id, ref);
+  send_alloc(env, weak ? JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC : JVMPI_EVENT_JNI_GLOBALREF_ALLOC, id,
+             ref);
   return ref;
 }
 
@@ -82,8 +82,12 @@ void JNICALL delete_weak_global_ref(JNIEnv* env, jweak ref) {
 
 }  // namespace
 
-InternalScope::InternalScope() { ++t_internal_depth; }
-InternalScope::~InternalScope() { --t_internal_depth; }
+InternalScope::InternalScope() {
+  ++t_internal_depth;
+}
+InternalScope::~InternalScope() {
+  --t_internal_depth;
+}
 
 bool install() {
   if (g_installed.load()) return true;

@@ -16,7 +16,9 @@ namespace {
 // agent does with IDs needs the collector held off; the depth is kept for RunGC's contract.
 std::atomic<int> g_gc_disabled_depth{0};
 
-void disable_gc() { g_gc_disabled_depth.fetch_add(1); }
+void disable_gc() {
+  g_gc_disabled_depth.fetch_add(1);
+}
 
 void enable_gc() {
   int depth = g_gc_disabled_depth.load();
@@ -24,7 +26,9 @@ void enable_gc() {
   }
 }
 
-void run_gc() { jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection"); }
+void run_gc() {
+  jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection");
+}
 
 jobjectID get_method_class(jmethodID method) {
   jclass klass = nullptr;
@@ -41,7 +45,9 @@ jobject id_to_object(jobjectID id) {
   return jni != nullptr ? object_ids::object_of(jni, id) : nullptr;
 }
 
-jobjectID object_to_id(jobject object) { return object_ids::id_of(object); }
+jobjectID object_to_id(jobject object) {
+  return object_ids::id_of(object);
+}
 
 JVMPI_Interface make_interface() {
   JVMPI_Interface t{};
@@ -86,8 +92,7 @@ JVMPI_Interface& jvmpi_interface() {
 }
 
 bool is_jvmpi_version(jint version) {
-  return version == JVMPI_VERSION_1 || version == JVMPI_VERSION_1_1 ||
-         version == JVMPI_VERSION_1_2;
+  return version == JVMPI_VERSION_1 || version == JVMPI_VERSION_1_1 || version == JVMPI_VERSION_1_2;
 }
 
 }  // namespace jvmpi

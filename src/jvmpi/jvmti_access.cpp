@@ -11,8 +11,12 @@ std::atomic<JavaVM*> g_vm{nullptr};
 std::atomic<jvmtiEnv*> g_jvmti{nullptr};
 }  // namespace
 
-JavaVM* java_vm() { return g_vm.load(std::memory_order_acquire); }
-jvmtiEnv* jvmti() { return g_jvmti.load(std::memory_order_acquire); }
+JavaVM* java_vm() {
+  return g_vm.load(std::memory_order_acquire);
+}
+jvmtiEnv* jvmti() {
+  return g_jvmti.load(std::memory_order_acquire);
+}
 
 void set_vm(JavaVM* vm, jvmtiEnv* env) {
   g_vm.store(vm, std::memory_order_release);
@@ -47,8 +51,7 @@ bool jvmti_ok(jvmtiError err, const char* what, jvmtiError quiet) {
 int java_feature_version() {
   static const int version = [] {
     JvmtiPtr<char> value;
-    if (jvmti()->GetSystemProperty("java.specification.version", value.out()) !=
-            JVMTI_ERROR_NONE ||
+    if (jvmti()->GetSystemProperty("java.specification.version", value.out()) != JVMTI_ERROR_NONE ||
         value.get() == nullptr) {
       return 17;
     }

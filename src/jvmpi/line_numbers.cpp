@@ -50,8 +50,9 @@ jint line_of(jmethodID method, jlocation location) {
   auto table = table_of(method);
   const auto& e = table->entries;
   if (e.empty()) return kUnknownLine;
-  auto it = std::upper_bound(e.begin(), e.end(), location,
-                             [](jlocation loc, const auto& entry) { return loc < entry.start_location; });
+  auto it = std::upper_bound(e.begin(), e.end(), location, [](jlocation loc, const auto& entry) {
+    return loc < entry.start_location;
+  });
   if (it == e.begin()) return e.front().line_number;
   return std::prev(it)->line_number;
 }

@@ -66,7 +66,8 @@ void write_java_monitor(JNIEnv* jni, DumpBuffer& out, const std::vector<ThreadRe
   if (jvmti()->GetObjectMonitorUsage(monitor, &usage) != JVMTI_ERROR_NONE) return;
   std::vector<JNIEnv*> notify;
   for (jint i = 0; i < usage.notify_waiter_count; ++i) {
-    if (JNIEnv* e = env_of(jni, records, usage.notify_waiters[i]); e != nullptr) notify.push_back(e);
+    if (JNIEnv* e = env_of(jni, records, usage.notify_waiters[i]); e != nullptr)
+      notify.push_back(e);
   }
   // Some VMs also list the threads waiting for a notification among the waiters; they are
   // counted once, as waiting to be notified.

@@ -15,14 +15,22 @@ jint type_code(const char* sig, const char** element_signature) {
   if (element_signature != nullptr) *element_signature = nullptr;
   if (sig == nullptr || sig[0] != '[') return JVMPI_NORMAL_OBJECT;
   switch (sig[1]) {
-    case 'Z': return JVMPI_BOOLEAN;
-    case 'B': return JVMPI_BYTE;
-    case 'C': return JVMPI_CHAR;
-    case 'S': return JVMPI_SHORT;
-    case 'I': return JVMPI_INT;
-    case 'J': return JVMPI_LONG;
-    case 'F': return JVMPI_FLOAT;
-    case 'D': return JVMPI_DOUBLE;
+    case 'Z':
+      return JVMPI_BOOLEAN;
+    case 'B':
+      return JVMPI_BYTE;
+    case 'C':
+      return JVMPI_CHAR;
+    case 'S':
+      return JVMPI_SHORT;
+    case 'I':
+      return JVMPI_INT;
+    case 'J':
+      return JVMPI_LONG;
+    case 'F':
+      return JVMPI_FLOAT;
+    case 'D':
+      return JVMPI_DOUBLE;
     default:
       if (element_signature != nullptr) *element_signature = sig + 1;
       return JVMPI_CLASS;

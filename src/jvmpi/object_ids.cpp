@@ -36,7 +36,9 @@ jobjectID id_of(jobject object) {
   return from_tag(tag);
 }
 
-jlong new_tag() { return g_next_tag.fetch_add(8, std::memory_order_relaxed); }
+jlong new_tag() {
+  return g_next_tag.fetch_add(8, std::memory_order_relaxed);
+}
 
 jobjectID tag_new_object(jobject object) {
   const jlong tag = new_tag();

@@ -10,8 +10,12 @@
 
 namespace jvmpi::object_ids {
 
-inline jobjectID from_tag(jlong tag) { return reinterpret_cast<jobjectID>(static_cast<intptr_t>(tag)); }
-inline jlong to_tag(jobjectID id) { return static_cast<jlong>(reinterpret_cast<intptr_t>(id)); }
+inline jobjectID from_tag(jlong tag) {
+  return reinterpret_cast<jobjectID>(static_cast<intptr_t>(tag));
+}
+inline jlong to_tag(jobjectID id) {
+  return static_cast<jlong>(reinterpret_cast<intptr_t>(id));
+}
 
 // The ID of `object`, assigning one if it has none. Null for a null object.
 jobjectID id_of(jobject object);

@@ -46,9 +46,13 @@ std::mutex g_registry_mutex;
 std::unordered_set<RawMonitor*> g_monitors;
 
 thread_local char t_identity;
-const void* self() { return &t_identity; }
+const void* self() {
+  return &t_identity;
+}
 
-RawMonitor* from_handle(JVMPI_RawMonitor handle) { return reinterpret_cast<RawMonitor*>(handle); }
+RawMonitor* from_handle(JVMPI_RawMonitor handle) {
+  return reinterpret_cast<RawMonitor*>(handle);
+}
 
 void send(jint type, const RawMonitor* monitor, JVMPI_RawMonitor handle) {
   if (monitor->silent || !gate::wants(type)) return;
@@ -151,8 +155,8 @@ void destroy(JVMPI_RawMonitor handle) {
 void for_each_in_use(const std::function<void(const RawMonitorState&)>& visit) {
   std::lock_guard registry_lock(g_registry_mutex);
   for (RawMonitor* m : g_monitors) {
-    RawMonitorState state{m->name.c_str(), reinterpret_cast<JVMPI_RawMonitor>(m),
-                          m->owner_env.load(), 0, {}, {}};
+    RawMonitorState state{
+        m->name.c_str(), reinterpret_cast<JVMPI_RawMonitor>(m), m->owner_env.load(), 0, {}, {}};
     {
       std::lock_guard lock(m->waiters_mutex);
       state.entering = m->entering;

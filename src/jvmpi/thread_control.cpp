@@ -35,7 +35,9 @@ void mark_resumed(ThreadRecord& record) {
   record.suspended_by_jvmpi = false;
 }
 
-bool is_self(const ThreadRecord& record) { return record.env == current_jni_env(); }
+bool is_self(const ThreadRecord& record) {
+  return record.env == current_jni_env();
+}
 
 // The record for `env`; the calling thread is registered on first sight.
 ThreadRecordPtr lookup(JNIEnv* env) {
@@ -145,8 +147,8 @@ void resume_list(jint count, JNIEnv** envs, jint* results) {
   }
   if (targets.empty()) return;
   std::vector<jvmtiError> errors(targets.size());
-  if (jvmti()->ResumeThreadList(static_cast<jint>(targets.size()), targets.data(),
-                                errors.data()) != JVMTI_ERROR_NONE) {
+  if (jvmti()->ResumeThreadList(static_cast<jint>(targets.size()), targets.data(), errors.data()) !=
+      JVMTI_ERROR_NONE) {
     return;
   }
   for (size_t k = 0; k < targets.size(); ++k) {

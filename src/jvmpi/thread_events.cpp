@@ -132,8 +132,8 @@ jint request_thread_start(JNIEnv* jni, jobjectID thread_id) {
   return send_thread_start(jni, *record, true) ? JVMPI_SUCCESS : JVMPI_FAIL;
 }
 
-bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body,
-                  void* arg, bool internal) {
+bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body, void* arg,
+                  bool internal) {
   if (jni == nullptr) return false;
   jclass thread_class = jni->FindClass("java/lang/Thread");
   if (thread_class == nullptr) {

@@ -23,7 +23,7 @@ jint request_thread_start(JNIEnv* jni, jobjectID thread_id);
 
 // Starts a daemon thread that runs `body(arg)`. `internal` threads belong to the runtime and are
 // never reported to the agent. Returns whether the thread started.
-bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body,
-                  void* arg, bool internal);
+bool start_thread(JNIEnv* jni, const char* name, jint priority, jvmtiStartFunction body, void* arg,
+                  bool internal);
 
 }  // namespace jvmpi::thread_events

@@ -15,11 +15,15 @@ JavaVM g_proxy;               // used only when the VM's structure cannot be wri
 
 // Every entry passes the VM's own JavaVM on, so the table works whether it was installed in
 // place or behind the proxy.
-jint JNICALL destroy_java_vm(JavaVM*) { return g_real.DestroyJavaVM(g_real_vm); }
+jint JNICALL destroy_java_vm(JavaVM*) {
+  return g_real.DestroyJavaVM(g_real_vm);
+}
 jint JNICALL attach_current_thread(JavaVM*, void** env, void* args) {
   return g_real.AttachCurrentThread(g_real_vm, env, args);
 }
-jint JNICALL detach_current_thread(JavaVM*) { return g_real.DetachCurrentThread(g_real_vm); }
+jint JNICALL detach_current_thread(JavaVM*) {
+  return g_real.DetachCurrentThread(g_real_vm);
+}
 jint JNICALL attach_current_thread_as_daemon(JavaVM*, void** env, void* args) {
   return g_real.AttachCurrentThreadAsDaemon(g_real_vm, env, args);
 }

@@ -1,0 +1,293 @@
+// libhprof.so: HPROF as a JVMPI agent on libjvmpi.
+//
+// -agentlib:hprof=<options> (or -Xrunhprof:<options>) loads this library as a JVMTI agent. Its
+// Agent_OnLoad loads libjvmpi.so from the same directory and hands it this library as the JVMPI
+// agent, so the VM then calls our JVM_OnLoad through the JVMPI runtime, exactly as any other JVMPI
+// agent is started.
+
+#include <dlfcn.h>
+#include <jni.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "jvmpi_client.h"
+#include "object_classes.h"
+#include "profile.h"
+#include "reports.h"
+#include "text_report.h"
+
+namespace hprof {
+namespace {
+
+JVMPI_Interface* g_jvmpi = nullptr;
+
+// The class of the object a RequestEvent(OBJECT_ALLOC) on this thread asked about.
+thread_local bool t_expect_requested_alloc = false;
+thread_local jobjectID t_requested_class = nullptr;
+thread_local jint t_requested_type = 0;
+
+void error(const std::string& message) {
+  std::fprintf(stderr, "hprof: error: %s\n", message.c_str());
+}
+
+unsigned current_trace(JNIEnv* env) {
+  Profile& p = profile();
+  if (p.options.depth == 0) return kEmptyTraceSerial;
+  std::vector<JVMPI_CallFrame> frames(static_cast<size_t>(p.options.depth));
+  JVMPI_CallTrace trace{env, 0, frames.data()};
+  jvmpi()->GetCallTrace(&trace, p.options.depth);
+  const unsigned thread = p.options.thread_in_traces ? p.threads.serial_of(env) : 0;
+  return p.traces.intern(frames.data(), trace.num_frames, thread);
+}
+
+bool is_own_thread(const std::string& name) {
+  return name.rfind("HPROF ", 0) == 0;
+}
+
+void on_thread_start(const JVMPI_Event& e) {
+  Profile& p = profile();
+  const unsigned serial = p.threads.on_thread_start(e);
+  const char* name = e.u.thread_start.thread_name != nullptr ? e.u.thread_start.thread_name : "";
+  if (is_own_thread(name) || p.options.cpu == CpuMode::kOld || p.options.binary) return;
+  p.output.write(text::thread_start(
+      serial, e.u.thread_start.thread_id, name,
+      e.u.thread_start.group_name != nullptr ? e.u.thread_start.group_name : ""));
+}
+
+void on_thread_end(const JVMPI_Event& e) {
+  Profile& p = profile();
+  const ThreadInfo info = p.threads.find(e.env_id);
+  const unsigned serial = p.threads.on_thread_end(e.env_id);
+  if (serial == 0 || is_own_thread(info.name) || p.options.cpu == CpuMode::kOld ||
+      p.options.binary) {
+    return;
+  }
+  p.output.write(text::thread_end(serial));
+}
+
+void on_object_alloc(const JVMPI_Event& e, bool requested) {
+  if (requested) {
+    if (t_expect_requested_alloc) {
+      t_requested_class = e.u.obj_alloc.class_id;
+      t_requested_type = e.u.obj_alloc.is_array;
+    }
+    return;
+  }
+  Profile& p = profile();
+  const SiteKey key{e.u.obj_alloc.is_array, e.u.obj_alloc.class_id, current_trace(e.env_id)};
+  p.sites.on_alloc(e.u.obj_alloc.obj_id, key, e.u.obj_alloc.size);
+}
+
+void write_wait_line(const JVMPI_Event& e, bool waited) {
+  Profile& p = profile();
+  if (p.options.binary) return;
+  const unsigned thread = p.threads.serial_of(e.env_id);
+  const auto& w = e.u.monitor_wait;
+  char line[512];
+  if (w.object == nullptr) {
+    if (waited) return;  // a finished sleep has no line of its own
+    std::snprintf(line, sizeof line, "SLEEP: timeout=%lld, thread %u\n",
+                  static_cast<long long>(w.timeout), thread);
+  } else {
+    const std::string sig = monitor_signature(class_name_of_object(w.object));
+    std::snprintf(line, sizeof line, "%s: MONITOR %s, %s=%lld, thread %u\n",
+                  waited ? "WAITED" : "WAIT", sig.c_str(), waited ? "time_waited" : "timeout",
+                  static_cast<long long>(w.timeout), thread);
+  }
+  p.output.write(line);
+}
+
+void on_init_done() {
+  Profile& p = profile();
+  if (p.options.cpu_samples() && !p.sampler.start()) {
+    error("cannot start the CPU sampling thread; no CPU samples will be taken");
+  }
+}
+
+void on_shut_down(JNIEnv* env) {
+  Profile& p = profile();
+  p.sampler.stop();
+  if (p.options.dump_on_exit) write_all_reports(env);
+  p.output.close();
+}
+
+void notify_event(JVMPI_Event* event) {
+  const bool requested = (event->event_type & JVMPI_REQUESTED_EVENT) != 0;
+  const jint type = event->event_type & ~JVMPI_REQUESTED_EVENT;
+  Profile& p = profile();
+  switch (type) {
+    case JVMPI_EVENT_THREAD_START:
+      on_thread_start(*event);
+      break;
+    case JVMPI_EVENT_THREAD_END:
+      on_thread_end(*event);
+      break;
+    case JVMPI_EVENT_CLASS_LOAD:
+      p.classes.on_class_load(*event);
+      break;
+    case JVMPI_EVENT_CLASS_UNLOAD:
+      p.classes.on_class_unload(event->u.class_unload.class_id);
+      break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+      on_object_alloc(*event, requested);
+      break;
+    case JVMPI_EVENT_OBJECT_FREE:
+      p.sites.on_free(event->u.obj_free.obj_id);
+      break;
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:
+      p.monitors.on_contended_enter(event->env_id, event->u.monitor.object);
+      break;
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
+      p.monitors.on_contended_entered(event->env_id, current_trace(event->env_id),
+                                      class_name_of_object(event->u.monitor.object));
+      break;
+    case JVMPI_EVENT_MONITOR_WAIT:
+      write_wait_line(*event, false);
+      break;
+    case JVMPI_EVENT_MONITOR_WAITED:
+      write_wait_line(*event, true);
+      break;
+    case JVMPI_EVENT_HEAP_DUMP:
+      on_heap_dump_event(*event);
+      break;
+    case JVMPI_EVENT_MONITOR_DUMP:
+      on_monitor_dump_event(*event);
+      break;
+    case JVMPI_EVENT_DATA_DUMP_REQUEST:
+      write_all_reports(event->env_id);
+      break;
+    case JVMPI_EVENT_DATA_RESET_REQUEST:
+      p.cpu_samples.clear();
+      p.cpu_times.clear();
+      p.sites.clear_counts();
+      break;
+    case JVMPI_EVENT_JVM_INIT_DONE:
+      on_init_done();
+      break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN:
+      on_shut_down(event->env_id);
+      break;
+    default:
+      break;
+  }
+}
+
+bool enable(jint type, const char* what) {
+  if (jvmpi()->EnableEvent(type, nullptr) == JVMPI_SUCCESS) return true;
+  error(std::string("the JVMPI runtime cannot deliver ") + what);
+  return false;
+}
+
+jint start(JavaVM* vm, char* text) {
+  JVMPI_Interface* table = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&table), JVMPI_VERSION_1_2) != JNI_OK) {
+    error("no JVMPI interface (libhprof.so must run on libjvmpi.so)");
+    return JNI_ERR;
+  }
+  set_jvmpi(table);
+  Profile& p = profile();
+  std::string message;
+  if (!parse_options(text, p.options, message)) {
+    std::fputs(help_text(), stderr);
+    error(message);
+    return JNI_ERR;
+  }
+  if (p.options.help) {
+    std::fputs(help_text(), stdout);
+    std::fflush(stdout);
+    jvmpi()->ProfilerExit(0);
+  }
+  if (!p.output.open(p.options, message)) {
+    error(message);
+    return JNI_ERR;
+  }
+  if (p.options.cpu != CpuMode::kOld) p.output.write(text::header());
+
+  table->NotifyEvent = notify_event;
+  bool ok = enable(JVMPI_EVENT_THREAD_START, "thread starts") &&
+            enable(JVMPI_EVENT_THREAD_END, "thread ends") &&
+            enable(JVMPI_EVENT_CLASS_LOAD, "class loads") &&
+            enable(JVMPI_EVENT_CLASS_UNLOAD, "class unloads") &&
+            enable(JVMPI_EVENT_JVM_INIT_DONE, "VM start-up") &&
+            enable(JVMPI_EVENT_JVM_SHUT_DOWN, "VM shut-down") &&
+            enable(JVMPI_EVENT_DATA_DUMP_REQUEST, "dump requests") &&
+            enable(JVMPI_EVENT_DATA_RESET_REQUEST, "reset requests");
+  if (ok && p.options.object_tracking()) {
+    ok = enable(JVMPI_EVENT_OBJECT_ALLOC, "object allocations") &&
+         enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
+  }
+  if (ok && p.options.monitor) {
+    ok = enable(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, "monitor contention") &&
+         enable(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, "monitor contention") &&
+         enable(JVMPI_EVENT_MONITOR_WAIT, "monitor waits") &&
+         enable(JVMPI_EVENT_MONITOR_WAITED, "monitor waits");
+  }
+  if (ok && p.options.cpu_timing()) {
+    ok = enable(JVMPI_EVENT_METHOD_ENTRY, "method entries (cpu=times)") &&
+         enable(JVMPI_EVENT_METHOD_EXIT, "method exits (cpu=times)");
+  }
+  return ok ? JNI_OK : JNI_ERR;
+}
+
+}  // namespace
+
+JVMPI_Interface* jvmpi() {
+  return g_jvmpi;
+}
+void set_jvmpi(JVMPI_Interface* table) {
+  g_jvmpi = table;
+}
+
+Profile& profile() {
+  // Never destroyed: VM threads may still report events while the process exits.
+  static Profile* p = new Profile;
+  return *p;
+}
+
+std::string class_name_of_object(jobjectID object) {
+  if (object == nullptr) return "<Unknown Class>";
+  t_expect_requested_alloc = true;
+  t_requested_class = nullptr;
+  t_requested_type = -1;
+  jvmpi()->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, object);
+  t_expect_requested_alloc = false;
+  if (t_requested_type < 0) return "<Unknown Class>";
+  return text::site_class_name(profile().classes, SiteKey{t_requested_type, t_requested_class, 0});
+}
+
+}  // namespace hprof
+
+extern "C" JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void*) {
+  return hprof::start(vm, options);
+}
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void* reserved) {
+  // Find libjvmpi.so beside this library, and start it with this library as its JVMPI agent.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&JVM_OnLoad), &self) == 0 || self.dli_fname == nullptr) {
+    std::fprintf(stderr, "hprof: error: cannot find where libhprof.so was loaded from\n");
+    return JNI_ERR;
+  }
+  const std::string path = self.dli_fname;
+  const std::string dir = path.substr(0, path.rfind('/') + 1);
+  const std::string runtime = dir + "libjvmpi.so";
+  void* handle = dlopen(runtime.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "hprof: error: cannot load the JVMPI runtime %s: %s\n", runtime.c_str(),
+                 dlerror());
+    return JNI_ERR;
+  }
+  using OnLoad = jint(JNICALL*)(JavaVM*, char*, void*);
+  auto runtime_on_load = reinterpret_cast<OnLoad>(dlsym(handle, "Agent_OnLoad"));
+  if (runtime_on_load == nullptr) {
+    std::fprintf(stderr, "hprof: error: %s has no Agent_OnLoad\n", runtime.c_str());
+    return JNI_ERR;
+  }
+  std::string spec = path + ":" + (options != nullptr ? options : "");
+  std::vector<char> text(spec.begin(), spec.end());
+  text.push_back('\0');
+  return runtime_on_load(vm, text.data(), reserved);
+}

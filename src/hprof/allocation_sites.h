@@ -1,0 +1,64 @@
+// Allocation sites (heap=sites) and the objects HPROF tracks: each allocation is charged to a site
+// — the allocated class (or array type) and the allocating trace — and stays live until its
+// OBJECT_FREE.
+#pragma once
+
+#include <jvmpi.h>
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace hprof {
+
+struct SiteKey {
+  jint type = JVMPI_NORMAL_OBJECT;  // obj_alloc.is_array
+  jobjectID class_id = nullptr;     // the class, or element class of a reference array
+  unsigned trace = 0;
+  bool operator==(const SiteKey&) const = default;
+};
+
+struct SiteCounts {
+  uint64_t alloc_bytes = 0;
+  uint64_t alloc_objects = 0;
+  uint64_t live_bytes = 0;
+  uint64_t live_objects = 0;
+};
+
+struct Site {
+  SiteKey key;
+  SiteCounts counts;
+};
+
+class AllocationSites {
+ public:
+  void on_alloc(jobjectID object, const SiteKey& key, jint size);
+  void on_free(jobjectID object);
+  std::vector<Site> sites() const;
+  SiteCounts totals() const;
+  // The allocation trace and size of a tracked object.
+  bool object_info(jobjectID object, unsigned* trace, jint* size) const;
+  // Forgets the counts of every site (objects stay tracked for their frees).
+  void clear_counts();
+
+ private:
+  struct KeyHash {
+    size_t operator()(const SiteKey& k) const {
+      return (reinterpret_cast<size_t>(k.class_id) * 31 + static_cast<size_t>(k.type)) * 131 +
+             k.trace;
+    }
+  };
+  struct LiveObject {
+    uint32_t site;
+    jint size;
+  };
+
+  mutable std::mutex mutex_;
+  std::vector<Site> sites_;
+  std::unordered_map<SiteKey, uint32_t, KeyHash> index_;
+  std::unordered_map<jobjectID, LiveObject> objects_;
+  SiteCounts totals_;
+};
+
+}  // namespace hprof

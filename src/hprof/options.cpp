@@ -1,0 +1,244 @@
+#include "options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace hprof {
+namespace {
+
+constexpr size_t kMaxOptionName = 15;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+bool yes_no(const std::string& name, const std::string& value, bool& out, std::string& error) {
+  if (value == "y") {
+    out = true;
+  } else if (value == "n") {
+    out = false;
+  } else {
+    error = "option " + name + " takes y or n, not '" + value + "'";
+    return false;
+  }
+  return true;
+}
+
+bool integer(const std::string& name, const std::string& value, long min, int& out,
+             std::string& error) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || v < min || v > 1000000000L) {
+    error = "option " + name + " takes a whole number" + (min > 0 ? " above 0" : " of 0 or more") +
+            ", not '" + value + "'";
+    return false;
+  }
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool parse_one(const std::string& name, const std::string& value, Options& o, bool& heap_given,
+               bool& file_given, std::string& error) {
+  if (name == "heap") {
+    heap_given = true;
+    if (value == "dump") {
+      o.heap_dump = true;
+    } else if (value == "sites") {
+      o.alloc_sites = true;
+    } else if (value == "all") {
+      o.heap_dump = o.alloc_sites = true;
+    } else {
+      error = "option heap takes dump, sites or all, not '" + value + "'";
+      return false;
+    }
+    return true;
+  }
+  if (name == "cpu") {
+    if (value == "samples" || value == "y") {
+      o.cpu = CpuMode::kSamples;
+    } else if (value == "times") {
+      o.cpu = CpuMode::kTimes;
+    } else if (value == "old") {
+      o.cpu = CpuMode::kOld;
+    } else {
+      error = "option cpu takes samples, times or old, not '" + value + "'";
+      return false;
+    }
+    return true;
+  }
+  if (name == "format") {
+    if (value != "a" && value != "b") {
+      error = "option format takes a or b, not '" + value + "'";
+      return false;
+    }
+    o.binary = value == "b";
+    return true;
+  }
+  if (name == "file") {
+    if (value.empty()) {
+      error = "option file needs a file name";
+      return false;
+    }
+    o.file = value;
+    file_given = true;
+    return true;
+  }
+  if (name == "net") {
+    const size_t colon = value.rfind(':');
+    int port = 0;
+    std::string ignored;
+    if (colon == std::string::npos || colon == 0 ||
+        !integer("net", value.substr(colon + 1), 1, port, ignored) || port > 65535) {
+      error = "option net takes <host>:<port>, not '" + value + "'";
+      return false;
+    }
+    o.net_host = value.substr(0, colon);
+    o.net_port = port;
+    return true;
+  }
+  if (name == "depth") return integer(name, value, 0, o.depth, error);
+  if (name == "interval") return integer(name, value, 1, o.interval_ms, error);
+  if (name == "cutoff") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(v >= 0.0) || v > 1.0) {
+      error = "option cutoff takes a fraction from 0 to 1, not '" + value + "'";
+      return false;
+    }
+    o.cutoff = v;
+    return true;
+  }
+  if (name == "monitor") return yes_no(name, value, o.monitor, error);
+  if (name == "lineno") return yes_no(name, value, o.lineno, error);
+  if (name == "thread") return yes_no(name, value, o.thread_in_traces, error);
+  if (name == "doe") return yes_no(name, value, o.dump_on_exit, error);
+  if (name == "msa") return yes_no(name, value, o.micro_state_accounting, error);
+  if (name == "force") return yes_no(name, value, o.force, error);
+  if (name == "verbose") return yes_no(name, value, o.verbose, error);
+  if (name == "gc_okay" || name == "primfields" || name == "primarrays" || name == "debug" ||
+      name == "coredump" || name == "errorexit" || name == "pause") {
+    bool ignored = false;  // obsolete or debugging switches: accepted, no effect
+    return yes_no(name, value, ignored, error);
+  }
+  if (name == "debugflags" || name == "logflags") {
+    int ignored = 0;
+    return integer(name, value, 0, ignored, error);
+  }
+  if (name == "exitpause" || name == "precrash") {
+    error = "option " + name + " is gone; use -XX:OnError=<command> instead";
+    return false;
+  }
+  error = "unknown option '" + name + "'";
+  return false;
+}
+
+}  // namespace
+
+bool parse_options(const char* text, Options& o, std::string& error) {
+  o = Options{};
+  std::string all = text != nullptr ? text : "";
+  if (const char* env = std::getenv("_JAVA_HPROF_OPTIONS"); env != nullptr && *env != '\0') {
+    all = all.empty() ? env : all + "," + env;
+  }
+  bool heap_given = false;
+  bool file_given = false;
+  bool any_profile = false;
+  for (const std::string& token : split(all, ',')) {
+    if (token.empty()) continue;
+    if (token == "help") {
+      o.help = true;
+      continue;
+    }
+    const size_t eq = token.find('=');
+    const std::string name = token.substr(0, eq);
+    if (name.size() > kMaxOptionName) {
+      error = "option name too long: '" + name + "'";
+      return false;
+    }
+    if (eq == std::string::npos) {
+      error = "option '" + name + "' needs a value (" + name + "=<value>)";
+      return false;
+    }
+    if (!parse_one(name, token.substr(eq + 1), o, heap_given, file_given, error)) return false;
+    if (name == "cpu" || name == "monitor") any_profile = true;
+  }
+  if (!heap_given && !any_profile) o.heap_dump = o.alloc_sites = true;
+  if (file_given && o.net()) {
+    error = "options file and net cannot both be given";
+    return false;
+  }
+  if (o.binary && o.monitor) {
+    error = "option format=b cannot be used with monitor=y";
+    return false;
+  }
+  if (o.binary && o.cpu_timing()) {
+    error = "option format=b cannot be used with cpu=times or cpu=old";
+    return false;
+  }
+  if (o.cpu == CpuMode::kOld) o.depth = 2;  // the old -prof format is callee/caller pairs
+  return true;
+}
+
+const char* help_text() {
+  return R"(
+     HPROF: heap and CPU profiling agent (a JVMPI client, on libjvmpi)
+
+hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]
+
+Option Name and Value  Description                    Default
+---------------------  -----------                    -------
+heap=dump|sites|all    heap profiling                 all
+cpu=samples|times|old  CPU usage                      off
+monitor=y|n            monitor contention             n
+format=a|b             text(txt) or binary output     a
+file=<file>            write data to file             java.hprof[{.txt}]
+net=<host>:<port>      send data over a socket        off
+depth=<size>           stack trace depth              4
+interval=<ms>          sample interval in ms          10
+cutoff=<value>         output cutoff point            0.0001
+lineno=y|n             line number in traces?         y
+thread=y|n             thread in traces?              n
+doe=y|n                dump on exit?                  y
+msa=y|n                Solaris micro state accounting n
+force=y|n              force output to <file>         y
+verbose=y|n            print messages about dumps     y
+
+Obsolete Options
+----------------
+gc_okay=y|n
+
+Examples
+--------
+  - CPU samples every 20 ms, traces 3 frames deep:
+      java -agentlib:hprof=cpu=samples,interval=20,depth=3 classname
+  - Where the heap was allocated:
+      java -agentlib:hprof=heap=sites classname
+
+Notes
+-----
+  - format=b cannot be combined with monitor=y.
+  - format=b cannot be combined with cpu=old or cpu=times.
+  - -Xrunhprof:[help]|[<option>=<value>, ...] is the same as
+    -agentlib:hprof=[help]|[<option>=<value>, ...].
+  - msa=y is accepted and has no effect on Linux.
+  - Reports are written at exit (doe=y) and on SIGQUIT (kill -QUIT <pid>, Ctrl-\).
+
+Warnings
+--------
+  - heap=dump and heap=all keep an ID for every object the program allocates.
+  - cpu=times instruments every method and slows the program down.
+)";
+}
+
+}  // namespace hprof

@@ -1,0 +1,47 @@
+// HPROF's command-line options (-agentlib:hprof=<options>), with JDK 8's names, values, defaults
+// and derived switches.
+#pragma once
+
+#include <string>
+
+namespace hprof {
+
+enum class CpuMode { kOff, kSamples, kTimes, kOld };
+
+struct Options {
+  bool help = false;
+  bool heap_dump = false;    // heap=dump|all
+  bool alloc_sites = false;  // heap=sites|all
+  CpuMode cpu = CpuMode::kOff;
+  bool monitor = false;
+  bool binary = false;  // format=b
+  std::string file;     // as given ("" = default name)
+  std::string net_host;
+  int net_port = 0;
+  int depth = 4;
+  int interval_ms = 10;
+  double cutoff = 0.0001;
+  bool lineno = true;
+  bool thread_in_traces = false;
+  bool dump_on_exit = true;
+  bool micro_state_accounting = false;  // accepted; no effect on Linux
+  bool force = true;
+  bool verbose = true;
+
+  bool net() const { return !net_host.empty(); }
+  bool cpu_samples() const { return cpu == CpuMode::kSamples; }
+  bool cpu_timing() const { return cpu == CpuMode::kTimes || cpu == CpuMode::kOld; }
+  bool object_tracking() const { return heap_dump || alloc_sites; }
+  // The output file's name before any pid suffix.
+  std::string default_file() const { return binary ? "java.hprof" : "java.hprof.txt"; }
+};
+
+// Parses `text` (the part after "hprof=" or "-Xrunhprof:"), with the environment variable
+// _JAVA_HPROF_OPTIONS appended as JDK 8 did. On error returns false and sets `error` to one line
+// naming the offending option.
+bool parse_options(const char* text, Options& options, std::string& error);
+
+// The help screen.
+const char* help_text();
+
+}  // namespace hprof

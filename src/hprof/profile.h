@@ -1,0 +1,30 @@
+// The parts of an HPROF run, wired together: options, output, the tables filled from events, and
+// the profilers. Each part keeps its own state and lock; this only holds them.
+#pragma once
+
+#include "allocation_sites.h"
+#include "cost_table.h"
+#include "cpu_sampler.h"
+#include "monitor_profile.h"
+#include "options.h"
+#include "output.h"
+#include "tables.h"
+
+namespace hprof {
+
+struct Profile {
+  Options options;
+  Output output;
+  ClassTable classes;
+  ThreadTable threads;
+  TraceTable traces;
+  AllocationSites sites;
+  CostTable cpu_samples;
+  CostTable cpu_times;
+  MonitorProfile monitors;
+  CpuSampler sampler{options, threads, traces, cpu_samples};
+};
+
+Profile& profile();
+
+}  // namespace hprof

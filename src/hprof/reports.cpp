@@ -1,0 +1,126 @@
+#include "reports.h"
+
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "heap_dump_text.h"
+#include "jvmpi_client.h"
+#include "object_classes.h"
+#include "profile.h"
+#include "text_report.h"
+
+namespace hprof {
+namespace {
+
+// Where the requested dump event this thread is waiting for should go (RequestEvent delivers it
+// synchronously, on the requesting thread).
+thread_local const std::function<void(const JVMPI_Event&)>* t_dump_consumer = nullptr;
+
+void request(jint type, void* arg, const std::function<void(const JVMPI_Event&)>& consumer) {
+  t_dump_consumer = &consumer;
+  jvmpi()->RequestEvent(type, arg);
+  t_dump_consumer = nullptr;
+}
+
+void say(const char* what) {
+  if (profile().options.verbose) std::fprintf(stderr, "Dumping %s ...", what);
+}
+
+void done() {
+  if (profile().options.verbose) std::fprintf(stderr, " done.\n");
+}
+
+unsigned intern_call_trace(const JVMPI_CallTrace& trace) {
+  Profile& p = profile();
+  const int depth = std::min(trace.num_frames, p.options.depth);
+  const unsigned thread = p.options.thread_in_traces ? p.threads.serial_of(trace.env_id) : 0;
+  return p.traces.intern(trace.frames, depth, thread);
+}
+
+std::string monitor_dump_section() {
+  std::string text;
+  std::function<void(const JVMPI_Event&)> consumer = [&text](const JVMPI_Event& e) {
+    Profile& p = profile();
+    text = monitor_dump_text(e, p.threads, class_name_of_object, intern_call_trace);
+  };
+  request(JVMPI_EVENT_MONITOR_DUMP, nullptr, consumer);
+  return text;
+}
+
+}  // namespace
+
+void on_heap_dump_event(const JVMPI_Event& event) {
+  if (t_dump_consumer != nullptr) (*t_dump_consumer)(event);
+}
+
+void on_monitor_dump_event(const JVMPI_Event& event) {
+  if (t_dump_consumer != nullptr) (*t_dump_consumer)(event);
+}
+
+void write_pending_traces() {
+  Profile& p = profile();
+  if (p.options.cpu == CpuMode::kOld) return;  // the old format has no TRACE records
+  p.output.write(text::traces(p.classes, p.traces.take_unwritten(), p.options));
+}
+
+void write_heap_dump(JNIEnv*) {
+  Profile& p = profile();
+  say("Java heap");
+  std::function<void(const JVMPI_Event&)> consumer = [&p](const JVMPI_Event& e) {
+    heap_dump_text(e, p.classes, p.threads, p.sites,
+                   [&p](const std::string& s) { p.output.write(s); });
+  };
+  JVMPI_HeapDumpArg arg{JVMPI_DUMP_LEVEL_2};
+  request(JVMPI_EVENT_HEAP_DUMP, &arg, consumer);
+  done();
+}
+
+void write_sites_report(JNIEnv*, bool by_allocated, double cutoff) {
+  Profile& p = profile();
+  say("allocation sites");
+  p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated));
+  done();
+}
+
+void write_cpu_report(JNIEnv*, double cutoff) {
+  Profile& p = profile();
+  if (p.options.cpu_samples()) {
+    say("CPU usage by sampling running threads");
+    p.output.write(text::cpu_samples(p.classes, p.traces, p.cpu_samples.sorted_by_count(),
+                                     p.cpu_samples.total_count(), cutoff));
+    done();
+  } else if (p.options.cpu == CpuMode::kTimes) {
+    say("CPU usage by timing methods");
+    p.output.write(text::cpu_times(p.classes, p.traces, p.cpu_times.sorted_by_time(),
+                                   p.cpu_times.total_time_ns(), cutoff));
+    done();
+  } else if (p.options.cpu == CpuMode::kOld) {
+    say("CPU usage in old prof format");
+    p.output.write(text::cpu_old(p.classes, p.traces, p.cpu_times.sorted_by_count()));
+    done();
+  }
+}
+
+void write_all_reports(JNIEnv* env) {
+  Profile& p = profile();
+  std::lock_guard section(p.output.section_mutex());
+  // The monitor dump names thread stacks as traces, so it is taken before the traces are written.
+  const std::string monitors = p.options.monitor ? monitor_dump_section() : std::string();
+  write_pending_traces();
+  if (p.options.heap_dump) {
+    write_heap_dump(env);
+    write_pending_traces();  // of objects allocated while the dump was being taken
+  }
+  if (p.options.alloc_sites) write_sites_report(env, false, p.options.cutoff);
+  write_cpu_report(env, p.options.cutoff);
+  if (p.options.monitor) {
+    say("monitors");
+    p.output.write(p.monitors.time_section(p.traces, p.options.cutoff));
+    p.output.write(monitors);
+    done();
+  }
+  p.output.flush();
+}
+
+}  // namespace hprof

@@ -1,0 +1,23 @@
+// Writing HPROF's reports: everything the options ask for, at exit (doe=y), on SIGQUIT, and on
+// the net= commands.
+#pragma once
+
+#include <jvmpi.h>
+
+namespace hprof {
+
+// Writes the traces the sections need, then the sections: HEAP DUMP, SITES, CPU SAMPLES,
+// CPU TIME, MONITOR TIME, MONITOR DUMP (each only if its option is on).
+void write_all_reports(JNIEnv* env);
+
+// Individual sections, for the net= commands.
+void write_sites_report(JNIEnv* env, bool by_allocated, double cutoff);
+void write_cpu_report(JNIEnv* env, double cutoff);
+void write_heap_dump(JNIEnv* env);
+void write_pending_traces();
+
+// Called by the event dispatcher for the requested dump events.
+void on_heap_dump_event(const JVMPI_Event& event);
+void on_monitor_dump_event(const JVMPI_Event& event);
+
+}  // namespace hprof

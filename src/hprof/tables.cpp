@@ -1,0 +1,202 @@
+#include "tables.h"
+
+#include <cstring>
+
+namespace hprof {
+
+std::string report_class_name(const char* jvmpi_name) {
+  std::string s = jvmpi_name != nullptr ? jvmpi_name : "<Unknown Class>";
+  int dims = 0;
+  while (dims < static_cast<int>(s.size()) && s[dims] == '[') ++dims;
+  if (dims == 0) return s;
+  std::string element;
+  const char kind = dims < static_cast<int>(s.size()) ? s[dims] : 'V';
+  switch (kind) {
+    case 'Z':
+      element = "boolean";
+      break;
+    case 'B':
+      element = "byte";
+      break;
+    case 'C':
+      element = "char";
+      break;
+    case 'S':
+      element = "short";
+      break;
+    case 'I':
+      element = "int";
+      break;
+    case 'J':
+      element = "long";
+      break;
+    case 'F':
+      element = "float";
+      break;
+    case 'D':
+      element = "double";
+      break;
+    case 'L':
+      element = s.substr(dims + 1, s.size() - dims - 2);
+      break;
+    default:
+      element = s.substr(dims);
+      break;
+  }
+  for (char& c : element) {
+    if (c == '/') c = '.';
+  }
+  for (int i = 0; i < dims; ++i) element += "[]";
+  return element;
+}
+
+void ClassTable::on_class_load(const JVMPI_Event& e) {
+  const auto& c = e.u.class_load;
+  ClassInfo info;
+  info.name = report_class_name(c.class_name);
+  info.source = c.source_name != nullptr ? c.source_name : "";
+  info.num_interfaces = c.num_interfaces;
+  for (jint i = 0; i < c.num_static_fields; ++i) {
+    info.statics.push_back({c.statics[i].field_name, c.statics[i].field_signature});
+  }
+  for (jint i = 0; i < c.num_instance_fields; ++i) {
+    info.instances.push_back({c.instances[i].field_name, c.instances[i].field_signature});
+  }
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = classes_.try_emplace(c.class_id);
+  if (inserted) {
+    info.serial = next_serial_++;
+  } else {
+    info.serial = it->second.serial;  // requested again: same class
+  }
+  it->second = std::move(info);
+  for (jint i = 0; i < c.num_methods; ++i) {
+    const JVMPI_Method& m = c.methods[i];
+    methods_[m.method_id] = {c.class_id, it->second.name, m.method_name, m.method_signature,
+                             it->second.source};
+  }
+}
+
+void ClassTable::on_class_unload(jobjectID id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = classes_.find(id); it != classes_.end()) it->second.unloaded = true;
+}
+
+ClassInfo ClassTable::find(jobjectID id) const {
+  std::lock_guard lock(mutex_);
+  auto it = classes_.find(id);
+  return it == classes_.end() ? ClassInfo{} : it->second;
+}
+
+unsigned ClassTable::serial_of(jobjectID id) const {
+  std::lock_guard lock(mutex_);
+  auto it = classes_.find(id);
+  return it == classes_.end() ? 0 : it->second.serial;
+}
+
+std::string ClassTable::name_of(jobjectID id) const {
+  std::lock_guard lock(mutex_);
+  auto it = classes_.find(id);
+  return it == classes_.end() ? "<Unknown Class>" : it->second.name;
+}
+
+MethodInfo ClassTable::method(jmethodID id) const {
+  std::lock_guard lock(mutex_);
+  auto it = methods_.find(id);
+  return it == methods_.end() ? MethodInfo{} : it->second;
+}
+
+std::vector<std::pair<jobjectID, ClassInfo>> ClassTable::all() const {
+  std::lock_guard lock(mutex_);
+  return {classes_.begin(), classes_.end()};
+}
+
+unsigned ThreadTable::on_thread_start(const JVMPI_Event& e) {
+  const auto& t = e.u.thread_start;
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = threads_.try_emplace(t.thread_env_id);
+  if (inserted || !it->second.alive) {
+    it->second = ThreadInfo{next_serial_++,
+                            t.thread_name ? t.thread_name : "",
+                            t.group_name ? t.group_name : "",
+                            t.parent_name ? t.parent_name : "",
+                            t.thread_id,
+                            true};
+  }
+  return it->second.serial;
+}
+
+unsigned ThreadTable::on_thread_end(JNIEnv* env) {
+  std::lock_guard lock(mutex_);
+  auto it = threads_.find(env);
+  if (it == threads_.end()) return 0;
+  it->second.alive = false;
+  const unsigned serial = it->second.serial;
+  threads_.erase(it);  // the env may be reused by a later thread
+  return serial;
+}
+
+unsigned ThreadTable::serial_of(JNIEnv* env) const {
+  std::lock_guard lock(mutex_);
+  auto it = threads_.find(env);
+  return it == threads_.end() ? kUnknownThreadSerial : it->second.serial;
+}
+
+ThreadInfo ThreadTable::find(JNIEnv* env) const {
+  std::lock_guard lock(mutex_);
+  auto it = threads_.find(env);
+  return it == threads_.end() ? ThreadInfo{} : it->second;
+}
+
+std::vector<std::pair<JNIEnv*, ThreadInfo>> ThreadTable::live() const {
+  std::lock_guard lock(mutex_);
+  return {threads_.begin(), threads_.end()};
+}
+
+size_t TraceTable::KeyHash::operator()(const Key& k) const {
+  size_t h = k.thread_serial * 0x9e3779b97f4a7c15ULL;
+  for (const Frame& f : k.frames) {
+    h ^= reinterpret_cast<size_t>(f.method) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<size_t>(f.line) + (h << 6) + (h >> 2);
+  }
+  return h;
+}
+
+unsigned TraceTable::intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial) {
+  Key key{thread_serial, {}};
+  key.frames.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) key.frames.push_back({frames[i].method_id, frames[i].lineno});
+  if (key.frames.empty() && thread_serial == 0) return kEmptyTraceSerial;
+  std::lock_guard lock(mutex_);
+  auto it = serials_.find(key);
+  if (it != serials_.end()) return it->second;
+  const unsigned serial = next_serial_++;
+  traces_[serial] = TraceInfo{serial, thread_serial, key.frames, false};
+  serials_.emplace(std::move(key), serial);
+  return serial;
+}
+
+std::vector<TraceInfo> TraceTable::take_unwritten() {
+  std::lock_guard lock(mutex_);
+  std::vector<TraceInfo> out;
+  for (auto& [serial, trace] : traces_) {
+    if (!trace.written) {
+      trace.written = true;
+      out.push_back(trace);
+    }
+  }
+  return out;
+}
+
+TraceInfo TraceTable::find(unsigned serial) const {
+  std::lock_guard lock(mutex_);
+  auto it = traces_.find(serial);
+  return it == traces_.end() ? TraceInfo{kEmptyTraceSerial, 0, {}, true} : it->second;
+}
+
+size_t TraceTable::size() const {
+  std::lock_guard lock(mutex_);
+  return traces_.size();
+}
+
+}  // namespace hprof

@@ -1,0 +1,125 @@
+// What HPROF learns from CLASS_LOAD and THREAD_START, and the stack traces it records, each with
+// the serial numbers its reports use (JDK 8's ranges: classes 100001.., threads 200001..,
+// traces 300001.., frames 500001..; trace 300000 is the empty trace, thread 200000 "unknown").
+#pragma once
+
+#include <jvmpi.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace hprof {
+
+constexpr unsigned kEmptyTraceSerial = 300000;
+constexpr unsigned kUnknownThreadSerial = 200000;
+
+struct FieldInfo {
+  std::string name;
+  std::string signature;
+};
+
+struct ClassInfo {
+  unsigned serial = 0;
+  std::string name;    // as reports print it: dotted, arrays as int[] / java.lang.String[]
+  std::string source;  // "" when unknown
+  int num_interfaces = 0;
+  std::vector<FieldInfo> statics;
+  std::vector<FieldInfo> instances;
+  bool unloaded = false;
+};
+
+struct MethodInfo {
+  jobjectID class_id = nullptr;
+  std::string class_name;
+  std::string name;
+  std::string signature;
+  std::string source;
+};
+
+struct ThreadInfo {
+  unsigned serial = 0;
+  std::string name;
+  std::string group;
+  std::string parent;
+  jobjectID object = nullptr;
+  bool alive = true;
+};
+
+struct Frame {
+  jmethodID method = nullptr;
+  jint line = 0;
+  bool operator==(const Frame&) const = default;
+};
+
+struct TraceInfo {
+  unsigned serial = 0;
+  unsigned thread_serial = 0;  // 0 unless thread=y
+  std::vector<Frame> frames;
+  bool written = false;  // already printed (text) or emitted (binary)
+};
+
+// "java.lang.String" for a JVMPI class name; arrays become "int[]", "java.lang.String[]".
+std::string report_class_name(const char* jvmpi_name);
+
+class ClassTable {
+ public:
+  void on_class_load(const JVMPI_Event& e);
+  void on_class_unload(jobjectID id);
+  // A copy of the class's information, or nullptr-like empty (serial 0) if unknown.
+  ClassInfo find(jobjectID id) const;
+  unsigned serial_of(jobjectID id) const;
+  std::string name_of(jobjectID id) const;
+  MethodInfo method(jmethodID id) const;
+  std::vector<std::pair<jobjectID, ClassInfo>> all() const;
+
+ private:
+  mutable std::mutex mutex_;
+  unsigned next_serial_ = 100001;
+  std::unordered_map<jobjectID, ClassInfo> classes_;
+  std::unordered_map<jmethodID, MethodInfo> methods_;
+};
+
+class ThreadTable {
+ public:
+  // Returns the new thread's serial.
+  unsigned on_thread_start(const JVMPI_Event& e);
+  unsigned on_thread_end(JNIEnv* env);
+  unsigned serial_of(JNIEnv* env) const;  // kUnknownThreadSerial when unknown
+  ThreadInfo find(JNIEnv* env) const;
+  std::vector<std::pair<JNIEnv*, ThreadInfo>> live() const;
+
+ private:
+  mutable std::mutex mutex_;
+  unsigned next_serial_ = 200001;
+  std::unordered_map<JNIEnv*, ThreadInfo> threads_;
+};
+
+class TraceTable {
+ public:
+  // The serial of the trace with these frames (and thread, with thread=y), recorded on first use.
+  unsigned intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial);
+  // Traces not yet written, marked written; in serial order.
+  std::vector<TraceInfo> take_unwritten();
+  TraceInfo find(unsigned serial) const;
+  size_t size() const;
+
+ private:
+  struct Key {
+    unsigned thread_serial;
+    std::vector<Frame> frames;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+
+  mutable std::mutex mutex_;
+  unsigned next_serial_ = kEmptyTraceSerial + 1;
+  std::unordered_map<Key, unsigned, KeyHash> serials_;
+  std::map<unsigned, TraceInfo> traces_;
+};
+
+}  // namespace hprof

@@ -1,0 +1,47 @@
+// JDK 8's java.hprof.txt layout: the header, THREAD START/END lines, TRACE records, and the
+// SITES, CPU SAMPLES and CPU TIME sections (docs/hprof-text-format.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "allocation_sites.h"
+#include "cost_table.h"
+#include "options.h"
+#include "tables.h"
+
+namespace hprof::text {
+
+// "Mon Nov 23 07:00:00 2026\n", like C's ctime().
+std::string now_ctime();
+
+std::string header();
+std::string thread_start(unsigned serial, jobjectID object, const std::string& name,
+                         const std::string& group);
+std::string thread_end(unsigned serial);
+
+// "java.lang.String.indexOf(String.java:1234)" style frame text, without the leading tab.
+std::string frame(const ClassTable& classes, const Frame& f, bool lineno);
+// "class.method" of a trace's top frame, or "<empty trace>".
+std::string top_method(const ClassTable& classes, const TraceInfo& trace);
+
+std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& traces,
+                   const Options& options);
+
+std::string sites(const ClassTable& classes, const std::vector<Site>& sites,
+                  const SiteCounts& totals, double cutoff, bool by_allocated);
+
+// CPU SAMPLES (count) or CPU TIME (ms; counts are calls).
+std::string cpu_samples(const ClassTable& classes, const TraceTable& traces,
+                        const std::vector<Cost>& costs, uint64_t total, double cutoff);
+std::string cpu_times(const ClassTable& classes, const TraceTable& traces,
+                      const std::vector<Cost>& costs, uint64_t total_ns, double cutoff);
+
+// cpu=old: "count callee caller time" lines, the old -prof format.
+std::string cpu_old(const ClassTable& classes, const TraceTable& traces,
+                    const std::vector<Cost>& costs);
+
+// The name a site prints for its class: "java.lang.String", "int[]", "java.lang.String[]".
+std::string site_class_name(const ClassTable& classes, const SiteKey& key);
+
+}  // namespace hprof::text
