@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "command_listener.h"
 #include "jvmpi_client.h"
 #include "object_classes.h"
 #include "profile.h"
@@ -105,12 +106,15 @@ void on_init_done() {
   if (p.options.cpu_samples() && !p.sampler.start()) {
     error("cannot start the CPU sampling thread; no CPU samples will be taken");
   }
+  if (p.options.net() && !start_command_listener()) {
+    error("cannot start the command listener; commands from the front end are ignored");
+  }
 }
 
-void on_shut_down(JNIEnv* env) {
+void on_shut_down() {
   Profile& p = profile();
   p.sampler.stop();
-  if (p.options.dump_on_exit) write_all_reports(env);
+  if (p.options.dump_on_exit) write_all_reports();
   p.output.close();
 }
 
@@ -157,7 +161,7 @@ void notify_event(JVMPI_Event* event) {
       on_monitor_dump_event(*event);
       break;
     case JVMPI_EVENT_DATA_DUMP_REQUEST:
-      write_all_reports(event->env_id);
+      write_all_reports();
       break;
     case JVMPI_EVENT_DATA_RESET_REQUEST:
       p.cpu_samples.clear();
@@ -168,7 +172,7 @@ void notify_event(JVMPI_Event* event) {
       on_init_done();
       break;
     case JVMPI_EVENT_JVM_SHUT_DOWN:
-      on_shut_down(event->env_id);
+      on_shut_down();
       break;
     default:
       break;
@@ -190,10 +194,12 @@ jint start(JavaVM* vm, char* text) {
   set_jvmpi(table);
   Profile& p = profile();
   std::string message;
+  // Start-up errors end the process with status 1 after one line saying why, as JDK 8 did,
+  // rather than adding the runtime's and the VM's own failure lines.
   if (!parse_options(text, p.options, message)) {
     std::fputs(help_text(), stderr);
     error(message);
-    return JNI_ERR;
+    jvmpi()->ProfilerExit(1);
   }
   if (p.options.help) {
     std::fputs(help_text(), stdout);
@@ -202,7 +208,7 @@ jint start(JavaVM* vm, char* text) {
   }
   if (!p.output.open(p.options, message)) {
     error(message);
-    return JNI_ERR;
+    jvmpi()->ProfilerExit(1);
   }
   if (p.options.cpu != CpuMode::kOld) p.output.write(text::header());
 
@@ -229,7 +235,8 @@ jint start(JavaVM* vm, char* text) {
     ok = enable(JVMPI_EVENT_METHOD_ENTRY, "method entries (cpu=times)") &&
          enable(JVMPI_EVENT_METHOD_EXIT, "method exits (cpu=times)");
   }
-  return ok ? JNI_OK : JNI_ERR;
+  if (!ok) jvmpi()->ProfilerExit(1);
+  return JNI_OK;
 }
 
 }  // namespace

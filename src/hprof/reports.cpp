@@ -64,7 +64,7 @@ void write_pending_traces() {
   p.output.write(text::traces(p.classes, p.traces.take_unwritten(), p.options));
 }
 
-void write_heap_dump(JNIEnv*) {
+void write_heap_dump() {
   Profile& p = profile();
   say("Java heap");
   std::function<void(const JVMPI_Event&)> consumer = [&p](const JVMPI_Event& e) {
@@ -76,14 +76,14 @@ void write_heap_dump(JNIEnv*) {
   done();
 }
 
-void write_sites_report(JNIEnv*, bool by_allocated, double cutoff) {
+void write_sites_report(bool by_allocated, double cutoff) {
   Profile& p = profile();
   say("allocation sites");
   p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated));
   done();
 }
 
-void write_cpu_report(JNIEnv*, double cutoff) {
+void write_cpu_report(double cutoff) {
   Profile& p = profile();
   if (p.options.cpu_samples()) {
     say("CPU usage by sampling running threads");
@@ -102,18 +102,18 @@ void write_cpu_report(JNIEnv*, double cutoff) {
   }
 }
 
-void write_all_reports(JNIEnv* env) {
+void write_all_reports() {
   Profile& p = profile();
   std::lock_guard section(p.output.section_mutex());
   // The monitor dump names thread stacks as traces, so it is taken before the traces are written.
   const std::string monitors = p.options.monitor ? monitor_dump_section() : std::string();
   write_pending_traces();
   if (p.options.heap_dump) {
-    write_heap_dump(env);
+    write_heap_dump();
     write_pending_traces();  // of objects allocated while the dump was being taken
   }
-  if (p.options.alloc_sites) write_sites_report(env, false, p.options.cutoff);
-  write_cpu_report(env, p.options.cutoff);
+  if (p.options.alloc_sites) write_sites_report(false, p.options.cutoff);
+  write_cpu_report(p.options.cutoff);
   if (p.options.monitor) {
     say("monitors");
     p.output.write(p.monitors.time_section(p.traces, p.options.cutoff));

@@ -8,12 +8,12 @@ namespace hprof {
 
 // Writes the traces the sections need, then the sections: HEAP DUMP, SITES, CPU SAMPLES,
 // CPU TIME, MONITOR TIME, MONITOR DUMP (each only if its option is on).
-void write_all_reports(JNIEnv* env);
+void write_all_reports();
 
 // Individual sections, for the net= commands.
-void write_sites_report(JNIEnv* env, bool by_allocated, double cutoff);
-void write_cpu_report(JNIEnv* env, double cutoff);
-void write_heap_dump(JNIEnv* env);
+void write_sites_report(bool by_allocated, double cutoff);
+void write_cpu_report(double cutoff);
+void write_heap_dump();
 void write_pending_traces();
 
 // Called by the event dispatcher for the requested dump events.

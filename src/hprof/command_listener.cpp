@@ -1,0 +1,172 @@
+#include "command_listener.h"
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "jvmpi_client.h"
+#include "profile.h"
+#include "reports.h"
+
+namespace hprof {
+namespace {
+
+enum Command : uint8_t {
+  kGc = 0x01,
+  kDumpHeap = 0x02,
+  kAllocSites = 0x03,
+  kHeapSummary = 0x04,
+  kExit = 0x05,
+  kDumpTraces = 0x06,
+  kCpuSamples = 0x07,
+  kControl = 0x08,
+};
+
+bool read_fully(int fd, void* buf, size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool read_u2(int fd, uint16_t& v) {
+  if (!read_fully(fd, &v, 2)) return false;
+  v = ntohs(v);
+  return true;
+}
+
+bool read_u4(int fd, uint32_t& v) {
+  if (!read_fully(fd, &v, 4)) return false;
+  v = ntohl(v);
+  return true;
+}
+
+float as_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+bool control(int fd) {
+  Profile& p = profile();
+  uint16_t sub = 0;
+  if (!read_u2(fd, sub)) return false;
+  switch (sub) {
+    case 1:  // object tracking on
+      jvmpi()->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, nullptr);
+      jvmpi()->EnableEvent(JVMPI_EVENT_OBJECT_FREE, nullptr);
+      return true;
+    case 2:  // object tracking off (frees of tracked objects still count)
+      jvmpi()->DisableEvent(JVMPI_EVENT_OBJECT_ALLOC, nullptr);
+      return true;
+    case 3:    // sampling on; the thread id (host order, as JDK 8 read it) is 0 for all
+    case 4: {  // sampling off
+      uint32_t thread = 0;
+      if (!read_fully(fd, &thread, 4)) return false;
+      p.sampler.set_enabled(sub == 3);
+      return true;
+    }
+    case 5:
+      p.cpu_samples.clear();
+      p.cpu_times.clear();
+      return true;
+    case 6:
+      p.sites.clear_counts();
+      return true;
+    case 7: {
+      uint16_t depth = 0;
+      if (!read_u2(fd, depth)) return false;
+      p.options.depth = depth;
+      return true;
+    }
+    default:
+      std::fprintf(stderr, "hprof: error: unknown CONTROL command %u from the front end\n", sub);
+      return false;
+  }
+}
+
+void listener_main(void*) {
+  Profile& p = profile();
+  const int fd = p.output.socket();
+  for (;;) {
+    uint8_t tag = 0;
+    uint32_t serial = 0;
+    uint32_t length = 0;
+    if (!read_fully(fd, &tag, 1)) return;  // the front end closed the connection
+    if (!read_u4(fd, serial) || !read_u4(fd, length)) return;
+    switch (tag) {
+      case kGc:
+        jvmpi()->RunGC();
+        break;
+      case kDumpHeap: {
+        std::lock_guard section(p.output.section_mutex());
+        write_pending_traces();
+        write_heap_dump();
+        write_pending_traces();
+        p.output.flush();
+        break;
+      }
+      case kAllocSites: {
+        uint16_t flags = 0;
+        uint32_t cutoff = 0;
+        if (!read_u2(fd, flags) || !read_u4(fd, cutoff)) return;
+        if ((flags & 0x4) != 0) jvmpi()->RunGC();
+        std::lock_guard section(p.output.section_mutex());
+        write_pending_traces();
+        write_sites_report((flags & 0x2) != 0, as_float(cutoff));
+        p.output.flush();
+        break;
+      }
+      case kHeapSummary:
+        break;  // a binary-only record; the text report has no heap summary
+      case kExit:
+        jvmpi()->ProfilerExit(0);
+        return;
+      case kDumpTraces: {
+        std::lock_guard section(p.output.section_mutex());
+        write_pending_traces();
+        p.output.flush();
+        break;
+      }
+      case kCpuSamples: {
+        uint16_t ignored = 0;
+        uint32_t cutoff = 0;
+        if (!read_u2(fd, ignored) || !read_u4(fd, cutoff)) return;
+        std::lock_guard section(p.output.section_mutex());
+        write_pending_traces();
+        write_cpu_report(as_float(cutoff));
+        p.output.flush();
+        break;
+      }
+      case kControl:
+        if (!control(fd)) return;
+        break;
+      default:
+        // JDK 8 ended the VM here; a front end's mistake should not kill the program.
+        std::fprintf(stderr,
+                     "hprof: error: unknown command 0x%02x from the front end; no longer "
+                     "listening\n",
+                     tag);
+        return;
+    }
+  }
+}
+
+}  // namespace
+
+bool start_command_listener() {
+  if (profile().output.socket() < 0) return true;
+  return jvmpi()->CreateSystemThread(const_cast<char*>(kListenerThreadName), JVMPI_NORMAL_PRIORITY,
+                                     listener_main) == JNI_OK;
+}
+
+}  // namespace hprof
