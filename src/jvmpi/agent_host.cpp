@@ -89,7 +89,10 @@ bool set_callbacks() {
   // What the runtime needs whatever the agent enables; the rest follows EnableEvent.
   for (jvmtiEvent e : {JVMTI_EVENT_VM_START, JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH,
                        JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_PREPARE,
-                       JVMTI_EVENT_OBJECT_FREE, JVMTI_EVENT_NATIVE_METHOD_BIND}) {
+                       JVMTI_EVENT_OBJECT_FREE, JVMTI_EVENT_NATIVE_METHOD_BIND,
+                       // Frees and class unloads are delivered per collection, so collections
+                       // are counted whether or not the agent wants GC_START/GC_FINISH.
+                       JVMTI_EVENT_GARBAGE_COLLECTION_FINISH}) {
     if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr),
                   "SetEventNotificationMode")) {
       return false;

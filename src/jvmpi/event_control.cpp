@@ -44,6 +44,8 @@ EventInfo info_of(jint type) {
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
     case JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT:
     case JVMPI_EVENT_DATA_RESET_REQUEST:
+    case JVMPI_EVENT_GC_START:  // the GC reporter delivers both once a collection has finished
+    case JVMPI_EVENT_GC_FINISH:
     case JVMPI_EVENT_OBJECT_FREE:  // from ObjectFree, which is always on (tagged objects only)
     case JVMPI_EVENT_OBJECT_MOVE:  // never sent: IDs are tags and do not change when objects move
     case JVMPI_EVENT_ARENA_NEW:
@@ -61,10 +63,6 @@ EventInfo info_of(jint type) {
       return {S::kAvailable, {JVMTI_EVENT_COMPILED_METHOD_LOAD, kNone}};
     case JVMPI_EVENT_COMPILED_METHOD_UNLOAD:
       return {S::kAvailable, {JVMTI_EVENT_COMPILED_METHOD_UNLOAD, kNone}};
-    case JVMPI_EVENT_GC_START:
-    case JVMPI_EVENT_GC_FINISH:
-      // Both are delivered by the GC reporter once a collection has finished.
-      return {S::kAvailable, {JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, kNone}};
     case JVMPI_EVENT_DATA_DUMP_REQUEST:
       return {S::kAvailable, {JVMTI_EVENT_DATA_DUMP_REQUEST, kNone}};
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:

@@ -2,6 +2,12 @@
 
 #include <jvmpi.h>
 
+#include <semaphore.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <vector>
 
 #include "allocation_events.h"
@@ -16,12 +22,17 @@
 namespace jvmpi::gc_events {
 namespace {
 
-jrawMonitorID g_lock = nullptr;
-// Guarded by g_lock.
-long g_collections_finished = 0;
-std::vector<jlong> g_freed_tags;
-bool g_stopping = false;
-bool g_running = false;
+// The GC-finish and ObjectFree callbacks run where a JVMTI raw monitor could deadlock (a Java
+// thread holding it can be stopped at the very safepoint whose GC callback then waits for it), so
+// they only touch an atomic counter, a plain mutex around a vector push, and a semaphore.
+std::atomic<long> g_collections_finished{0};
+std::mutex g_freed_mutex;
+std::vector<jlong> g_freed_tags;  // guarded by g_freed_mutex
+sem_t g_wakeup;
+std::atomic<bool> g_stopping{false};
+std::mutex g_state_mutex;
+std::condition_variable g_state_changed;
+bool g_running = false;  // guarded by g_state_mutex
 
 struct HeapFigures {
   jlong objects = 0;
@@ -109,25 +120,26 @@ void flush_object_free_events() {
   if (JNIEnv* jni = current_jni_env(); jni != nullptr) jni->DeleteLocalRef(self);
 }
 
+bool take_freed(std::vector<jlong>& out) {
+  std::lock_guard lock(g_freed_mutex);
+  out.insert(out.end(), g_freed_tags.begin(), g_freed_tags.end());
+  const bool any = !g_freed_tags.empty();
+  g_freed_tags.clear();
+  return any;
+}
+
 void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
   long reported = 0;
   // Frees not yet delivered. OBJECT_FREE and CLASS_UNLOAD always arrive between a GC_START and a
   // GC_FINISH, so frees that show up without a new collection wait for the next one.
   std::vector<jlong> pending;
   for (;;) {
-    jvmti()->RawMonitorEnter(g_lock);
-    while (!g_stopping && reported == g_collections_finished && g_freed_tags.empty()) {
-      jvmti()->RawMonitorWait(g_lock, 0);
+    while (sem_wait(&g_wakeup) != 0) {
     }
-    const long finished = g_collections_finished;
-    const bool stopping = g_stopping;
-    jvmti()->RawMonitorExit(g_lock);
-
+    const bool stopping = g_stopping.load();
+    const long finished = g_collections_finished.load();
     if (finished != reported) flush_object_free_events();
-    jvmti()->RawMonitorEnter(g_lock);
-    pending.insert(pending.end(), g_freed_tags.begin(), g_freed_tags.end());
-    g_freed_tags.clear();
-    jvmti()->RawMonitorExit(g_lock);
+    take_freed(pending);
 
     if (finished != reported) {
       // Collections that finished while the previous batch was being delivered are reported as
@@ -141,66 +153,56 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
       send_gc_finish(jni);
       reported = finished;
       pending.clear();
-    } else if (stopping) {
-      deliver_freed(pending);  // the VM is going away; no collection will follow
-      pending.clear();
     }
-
     if (stopping) {
-      jvmti()->RawMonitorEnter(g_lock);
-      const bool done = reported == g_collections_finished && g_freed_tags.empty();
-      jvmti()->RawMonitorExit(g_lock);
-      if (done) break;
+      take_freed(pending);
+      deliver_freed(pending);  // the VM is going away; no collection will follow
+      break;
     }
   }
-  jvmti()->RawMonitorEnter(g_lock);
+  std::lock_guard lock(g_state_mutex);
   g_running = false;
-  jvmti()->RawMonitorNotifyAll(g_lock);
-  jvmti()->RawMonitorExit(g_lock);
+  g_state_changed.notify_all();
 }
 
 }  // namespace
 
-bool initialize() {
-  return jvmti_ok(jvmti()->CreateRawMonitor("JVMPI GC events", &g_lock), "CreateRawMonitor");
-}
+bool initialize() { return sem_init(&g_wakeup, 0, 0) == 0; }
 
 void JNICALL on_gc_start(jvmtiEnv*) {}
 
-void JNICALL on_gc_finish(jvmtiEnv* env) {
-  env->RawMonitorEnter(g_lock);
-  ++g_collections_finished;
-  env->RawMonitorNotifyAll(g_lock);
-  env->RawMonitorExit(g_lock);
+void JNICALL on_gc_finish(jvmtiEnv*) {
+  g_collections_finished.fetch_add(1);
+  sem_post(&g_wakeup);
 }
 
-void JNICALL on_object_free(jvmtiEnv* env, jlong tag) {
-  env->RawMonitorEnter(g_lock);
-  g_freed_tags.push_back(tag);
-  env->RawMonitorNotifyAll(g_lock);
-  env->RawMonitorExit(g_lock);
+void JNICALL on_object_free(jvmtiEnv*, jlong tag) {
+  {
+    std::lock_guard lock(g_freed_mutex);
+    g_freed_tags.push_back(tag);
+  }
+  sem_post(&g_wakeup);
 }
 
 void start(JNIEnv* jni) {
-  jvmti()->RawMonitorEnter(g_lock);
-  g_running = true;
-  jvmti()->RawMonitorExit(g_lock);
+  {
+    std::lock_guard lock(g_state_mutex);
+    g_running = true;
+  }
   if (!thread_events::start_thread(jni, "JVMPI GC reporter", JVMTI_THREAD_MAX_PRIORITY,
                                    reporter_main, nullptr, /*internal=*/true)) {
     log_warning("could not start the GC reporter thread; GC and class-unload events are lost");
-    jvmti()->RawMonitorEnter(g_lock);
+    std::lock_guard lock(g_state_mutex);
     g_running = false;
-    jvmti()->RawMonitorExit(g_lock);
   }
 }
 
 void stop() {
-  jvmti()->RawMonitorEnter(g_lock);
-  g_stopping = true;
-  jvmti()->RawMonitorNotifyAll(g_lock);
+  g_stopping.store(true);
+  sem_post(&g_wakeup);
   // Bounded: a stuck agent handler on the reporter thread must not hang the VM's exit.
-  for (int i = 0; i < 50 && g_running; ++i) jvmti()->RawMonitorWait(g_lock, 100);
-  jvmti()->RawMonitorExit(g_lock);
+  std::unique_lock lock(g_state_mutex);
+  g_state_changed.wait_for(lock, std::chrono::seconds(5), [] { return !g_running; });
 }
 
 }  // namespace jvmpi::gc_events

@@ -12,7 +12,7 @@
 
 namespace jvmpi::gc_events {
 
-// Creates the lock the callbacks use; called during start-up before any callback can run.
+// Prepares what the callbacks use; called during start-up before any callback can run.
 bool initialize();
 
 void JNICALL on_gc_start(jvmtiEnv* jvmti);
