@@ -18,6 +18,7 @@
 #include "jvmti_access.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "method_events.h"
 #include "monitor_events.h"
 #include "thread_events.h"
 #include "vm_interception.h"
@@ -49,6 +50,7 @@ bool add_capabilities() {
   wanted.can_get_owned_monitor_info = 1;
   wanted.can_get_current_contended_monitor = 1;
   wanted.can_generate_sampled_object_alloc_events = 1;
+  wanted.can_retransform_classes = 1;
 
   // Take what this VM offers; what is missing only disables the events that need it.
   jvmtiCapabilities granted{};
@@ -122,6 +124,11 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
   if (!add_capabilities() || !gc_events::initialize() || !set_callbacks()) {
     log_error("could not set up the JVMTI environment");
     return JNI_ERR;
+  }
+
+  std::string tracker_error;
+  if (!method_events::prepare(tracker_error)) {
+    log_warning("%s; method and instruction events will not be delivered", tracker_error.c_str());
   }
 
   auto on_load = agent_library::load(spec, error);

@@ -1,5 +1,6 @@
 #include "class_events.h"
 
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -7,6 +8,7 @@
 #include "event_gate.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
+#include "method_events.h"
 #include "object_ids.h"
 #include "thread_events.h"
 
@@ -214,25 +216,41 @@ bool on_object_freed(jlong tag) {
   return true;
 }
 
-void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject, const char*, jobject,
-                                     jint class_data_len, const unsigned char* class_data,
+void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject loader, const char*,
+                                     jobject, jint class_data_len, const unsigned char* class_data,
                                      jint* new_class_data_len, unsigned char** new_class_data) {
-  if (!gate::wants(JVMPI_EVENT_CLASS_LOAD_HOOK)) return;
-  JVMPI_Event event{};
-  event.event_type = JVMPI_EVENT_CLASS_LOAD_HOOK;
-  event.env_id = jni;
-  auto& e = event.u.class_load_hook;
-  e.class_data = const_cast<unsigned char*>(class_data);
-  e.class_data_len = class_data_len;
-  e.new_class_data = e.class_data;
-  e.new_class_data_len = class_data_len;
-  e.malloc_f = allocate_for_vm;
-  gate::deliver(&event);
-  // malloc_f hands out JVMTI memory, which is what the VM frees after using the new bytes.
-  if (e.new_class_data != nullptr && e.new_class_data != class_data && e.new_class_data_len > 0) {
-    *new_class_data = e.new_class_data;
-    *new_class_data_len = e.new_class_data_len;
+  // The agent's CLASS_LOAD_HOOK sees the class first (also when a class is retransformed, so its
+  // changes survive); the runtime's own instrumentation for method events comes on top.
+  const unsigned char* bytes = class_data;
+  jint length = class_data_len;
+  if (gate::wants(JVMPI_EVENT_CLASS_LOAD_HOOK)) {
+    JVMPI_Event event{};
+    event.event_type = JVMPI_EVENT_CLASS_LOAD_HOOK;
+    event.env_id = jni;
+    auto& e = event.u.class_load_hook;
+    e.class_data = const_cast<unsigned char*>(class_data);
+    e.class_data_len = class_data_len;
+    e.new_class_data = e.class_data;
+    e.new_class_data_len = class_data_len;
+    e.malloc_f = allocate_for_vm;
+    gate::deliver(&event);
+    // malloc_f hands out JVMTI memory, which is what the VM frees after using the new bytes.
+    if (e.new_class_data != nullptr && e.new_class_data != class_data && e.new_class_data_len > 0) {
+      *new_class_data = e.new_class_data;
+      *new_class_data_len = e.new_class_data_len;
+      bytes = e.new_class_data;
+      length = e.new_class_data_len;
+    }
   }
+  std::vector<unsigned char> instrumented;
+  if (!method_events::instrument(jni, loader, bytes, length, instrumented)) return;
+  auto* copy =
+      static_cast<unsigned char*>(allocate_for_vm(static_cast<unsigned>(instrumented.size())));
+  if (copy == nullptr) return;
+  std::memcpy(copy, instrumented.data(), instrumented.size());
+  if (bytes != class_data) jvmti()->Deallocate(const_cast<unsigned char*>(bytes));
+  *new_class_data = copy;
+  *new_class_data_len = static_cast<jint>(instrumented.size());
 }
 
 }  // namespace jvmpi::class_events

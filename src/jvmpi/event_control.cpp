@@ -12,6 +12,7 @@
 #include "event_gate.h"
 #include "heap_dump.h"
 #include "jvmti_access.h"
+#include "method_events.h"
 #include "monitor_dump.h"
 #include "object_events.h"
 #include "thread_events.h"
@@ -57,6 +58,11 @@ EventInfo info_of(jint type) {
       return {S::kAvailable, {kNone, kNone}};
     case JVMPI_EVENT_OBJECT_ALLOC:
       return {S::kAvailable, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, kNone}};
+    case JVMPI_EVENT_METHOD_ENTRY:  // bytecode insertion: classes go through the load hook
+    case JVMPI_EVENT_METHOD_ENTRY2:
+    case JVMPI_EVENT_METHOD_EXIT:
+    case JVMPI_EVENT_INSTRUCTION_START:
+      return {S::kAvailable, {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, kNone}};
     case JVMPI_EVENT_CLASS_LOAD_HOOK:
       return {S::kAvailable, {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, kNone}};
     case JVMPI_EVENT_COMPILED_METHOD_LOAD:
@@ -121,20 +127,29 @@ void apply(jvmtiEvent event) {
 jint set(jint type, bool on) {
   const EventInfo info = info_of(type);
   if (info.support != Support::kAvailable) return JVMPI_NOT_AVAILABLE;
-  std::lock_guard lock(g_mutex);
-  gate::set_enabled(type, on);
-  for (jvmtiEvent e : info.needs) {
-    if (e != kNone) apply(e);
-  }
-  if (on && type == JVMPI_EVENT_DATA_RESET_REQUEST) data_requests::enable_reset_signal();
-  if (type == JVMPI_EVENT_OBJECT_ALLOC) {
-    allocation_events::set_tracking(on);
-    JNIEnv* jni = current_jni_env();
-    if (on && jni != nullptr && current_phase() == JVMTI_PHASE_LIVE) {
-      allocation_events::prime_current_thread(jni);
+  bool needs_retransform = false;
+  {
+    std::lock_guard lock(g_mutex);
+    gate::set_enabled(type, on);
+    for (jvmtiEvent e : info.needs) {
+      if (e != kNone) apply(e);
+    }
+    if (on && type == JVMPI_EVENT_DATA_RESET_REQUEST) data_requests::enable_reset_signal();
+    if (type == JVMPI_EVENT_OBJECT_ALLOC) {
+      allocation_events::set_tracking(on);
+      JNIEnv* jni = current_jni_env();
+      if (on && jni != nullptr && current_phase() == JVMTI_PHASE_LIVE) {
+        allocation_events::prime_current_thread(jni);
+      }
+    }
+    if (on && type == JVMPI_EVENT_ARENA_NEW) object_events::announce_heap_arena_when_live();
+    if (type == JVMPI_EVENT_METHOD_ENTRY || type == JVMPI_EVENT_METHOD_ENTRY2 ||
+        type == JVMPI_EVENT_METHOD_EXIT || type == JVMPI_EVENT_INSTRUCTION_START) {
+      needs_retransform = true;
     }
   }
-  if (on && type == JVMPI_EVENT_ARENA_NEW) object_events::announce_heap_arena_when_live();
+  // Outside the lock: retransformation runs the class-file hook for every loaded class.
+  if (needs_retransform) method_events::events_changed();
   return JVMPI_SUCCESS;
 }
 

@@ -1,7 +1,6 @@
 #include "gc_events.h"
 
 #include <jvmpi.h>
-
 #include <semaphore.h>
 
 #include <atomic>
@@ -167,7 +166,9 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
 
 }  // namespace
 
-bool initialize() { return sem_init(&g_wakeup, 0, 0) == 0; }
+bool initialize() {
+  return sem_init(&g_wakeup, 0, 0) == 0;
+}
 
 void JNICALL on_gc_start(jvmtiEnv*) {}
 

@@ -13,6 +13,7 @@
 #include "gc_events.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
+#include "method_events.h"
 #include "object_events.h"
 #include "thread_events.h"
 
@@ -33,6 +34,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   class_events::announce_loaded_classes(jni);
   jni_reference_events::install();  // if the start phase was too early for it
   gc_events::start(jni);
+  method_events::start(jni);
   data_requests::start(jni);
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_JVM_INIT_DONE;

@@ -1,0 +1,374 @@
+#include "method_events.h"
+
+#include <bci.h>
+#include <dlfcn.h>
+#include <jvmpi.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "event_gate.h"
+#include "jvmti_access.h"
+#include "log.h"
+#include "object_ids.h"
+#include "thread_events.h"
+
+namespace jvmpi::method_events {
+namespace {
+
+constexpr const char* kTrackerClass = "jvmpi/Tracker";
+
+// What instrumented code must call, from the events the agent has enabled.
+struct Hooks {
+  bool entry_exit = false;
+  bool receiver = false;
+  bool instructions = false;
+  bool operator==(const Hooks&) const = default;
+  bool any() const { return entry_exit || instructions; }
+};
+
+Hooks wanted_hooks() {
+  Hooks h;
+  h.receiver = gate::is_enabled(JVMPI_EVENT_METHOD_ENTRY2);
+  h.entry_exit = h.receiver || gate::is_enabled(JVMPI_EVENT_METHOD_ENTRY) ||
+                 gate::is_enabled(JVMPI_EVENT_METHOD_EXIT);
+  h.instructions = gate::is_enabled(JVMPI_EVENT_INSTRUCTION_START);
+  return h;
+}
+
+// One instrumented class: its methods as the instrumenter saw them, and their jmethodIDs, found
+// the first time each method's hook runs.
+struct InstrumentedClass {
+  explicit InstrumentedClass(std::vector<bci::MethodInfo> m)
+      : methods(std::move(m)), ids(methods.size()) {}
+  std::vector<bci::MethodInfo> methods;
+  std::vector<std::atomic<jmethodID>> ids;
+};
+
+// Class numbers index a two-level table of atomic pointers, so the hooks find their class
+// without a lock. Entries are never freed (a class may be retransformed while its old code runs).
+constexpr size_t kChunk = 4096;
+constexpr size_t kChunks = 1024;
+std::array<std::atomic<std::atomic<InstrumentedClass*>*>, kChunks> g_table{};
+std::atomic<uint32_t> g_next_class_number{1};
+std::mutex g_table_mutex;
+
+void store(uint32_t number, InstrumentedClass* c) {
+  const size_t chunk = number / kChunk;
+  if (chunk >= kChunks) return;
+  std::lock_guard lock(g_table_mutex);
+  auto* slots = g_table[chunk].load();
+  if (slots == nullptr) {
+    slots = new std::atomic<InstrumentedClass*>[kChunk]();
+    g_table[chunk].store(slots);
+  }
+  slots[number % kChunk].store(c);
+}
+
+InstrumentedClass* find(jint number) {
+  if (number < 0) return nullptr;
+  const size_t chunk = static_cast<size_t>(number) / kChunk;
+  if (chunk >= kChunks) return nullptr;
+  auto* slots = g_table[chunk].load(std::memory_order_acquire);
+  return slots == nullptr ? nullptr : slots[number % kChunk].load(std::memory_order_acquire);
+}
+
+std::atomic<bool> g_engaged{false};
+std::mutex g_apply_mutex;
+Hooks g_applied;  // what loaded classes were last instrumented with; under g_apply_mutex
+jobject g_platform_loader = nullptr;  // global reference
+
+// Method events delivered from a hook run the agent's code, which may call Java methods that are
+// instrumented too; their events are not reported (the agent would otherwise recurse).
+thread_local bool t_in_hook = false;
+
+class HookScope {
+ public:
+  HookScope() : entered_(!t_in_hook) { t_in_hook = true; }
+  ~HookScope() {
+    if (entered_) t_in_hook = false;
+  }
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_;
+};
+
+// The jmethodID of the instrumented method whose hook is running: the frame below the native.
+jmethodID method_of(jint class_number, jint method_index) {
+  InstrumentedClass* c = find(class_number);
+  if (c == nullptr || method_index < 0 || static_cast<size_t>(method_index) >= c->ids.size()) {
+    return nullptr;
+  }
+  std::atomic<jmethodID>& slot = c->ids[static_cast<size_t>(method_index)];
+  jmethodID id = slot.load(std::memory_order_acquire);
+  if (id != nullptr) return id;
+  jlocation location = 0;
+  if (jvmti()->GetFrameLocation(nullptr, 1, &id, &location) != JVMTI_ERROR_NONE) return nullptr;
+  JvmtiPtr<char> name;
+  JvmtiPtr<char> signature;
+  if (jvmti()->GetMethodName(id, name.out(), signature.out(), nullptr) != JVMTI_ERROR_NONE ||
+      c->methods[static_cast<size_t>(method_index)].name != name.get() ||
+      c->methods[static_cast<size_t>(method_index)].descriptor != signature.get()) {
+    return nullptr;  // not the method the hook was injected into: report nothing
+  }
+  slot.store(id, std::memory_order_release);
+  return id;
+}
+
+void deliver_method(JNIEnv* env, jint type, jmethodID method, jobjectID receiver) {
+  if (!gate::wants(type)) return;
+  thread_events::ensure_known(env);
+  JVMPI_Event event{};
+  event.event_type = type;
+  event.env_id = env;
+  if (type == JVMPI_EVENT_METHOD_ENTRY2) {
+    event.u.method_entry2.method_id = method;
+    event.u.method_entry2.obj_id = receiver;
+  } else {
+    event.u.method.method_id = method;
+  }
+  gate::deliver(&event);
+}
+
+void JNICALL hook_method_entry(JNIEnv* env, jclass, jint class_number, jint method_index) {
+  HookScope scope;
+  if (!scope.entered()) return;
+  jmethodID method = method_of(class_number, method_index);
+  if (method == nullptr) return;
+  deliver_method(env, JVMPI_EVENT_METHOD_ENTRY, method, nullptr);
+  deliver_method(env, JVMPI_EVENT_METHOD_ENTRY2, method, nullptr);
+}
+
+void JNICALL hook_method_entry_with_receiver(JNIEnv* env, jclass, jint class_number,
+                                             jint method_index, jobject receiver) {
+  HookScope scope;
+  if (!scope.entered()) return;
+  jmethodID method = method_of(class_number, method_index);
+  if (method == nullptr) return;
+  deliver_method(env, JVMPI_EVENT_METHOD_ENTRY, method, nullptr);
+  if (gate::wants(JVMPI_EVENT_METHOD_ENTRY2)) {
+    deliver_method(env, JVMPI_EVENT_METHOD_ENTRY2, method, object_ids::id_of(receiver));
+  }
+}
+
+void JNICALL hook_method_exit(JNIEnv* env, jclass, jint class_number, jint method_index) {
+  HookScope scope;
+  if (!scope.entered()) return;
+  jmethodID method = method_of(class_number, method_index);
+  if (method != nullptr) deliver_method(env, JVMPI_EVENT_METHOD_EXIT, method, nullptr);
+}
+
+// Builds an INSTRUCTION_START for the hook's method; `fill` sets the outcome fields.
+template <typename Fill>
+void deliver_instruction(JNIEnv* env, jint class_number, jint method_index, jint offset,
+                         Fill fill) {
+  HookScope scope;
+  if (!scope.entered() || !gate::wants(JVMPI_EVENT_INSTRUCTION_START)) return;
+  jmethodID method = method_of(class_number, method_index);
+  if (method == nullptr) return;
+  thread_events::ensure_known(env);
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_INSTRUCTION_START;
+  event.env_id = env;
+  event.u.instruction.method_id = method;
+  event.u.instruction.offset = offset;
+  fill(event);
+  gate::deliver(&event);
+}
+
+void JNICALL hook_instruction(JNIEnv* env, jclass, jint class_number, jint method_index,
+                              jint offset) {
+  deliver_instruction(env, class_number, method_index, offset, [](JVMPI_Event&) {});
+}
+
+void JNICALL hook_instruction_if(JNIEnv* env, jclass, jint class_number, jint method_index,
+                                 jint offset, jboolean taken) {
+  deliver_instruction(env, class_number, method_index, offset,
+                      [taken](JVMPI_Event& e) { e.u.instruction.u.if_info.is_true = taken; });
+}
+
+void JNICALL hook_instruction_tableswitch(JNIEnv* env, jclass, jint key, jint low, jint high,
+                                          jint class_number, jint method_index, jint offset) {
+  deliver_instruction(env, class_number, method_index, offset, [=](JVMPI_Event& e) {
+    e.u.instruction.u.tableswitch_info.key = key;
+    e.u.instruction.u.tableswitch_info.low = low;
+    e.u.instruction.u.tableswitch_info.hi = high;
+  });
+}
+
+void JNICALL hook_instruction_lookupswitch(JNIEnv* env, jclass, jint key, jint pairs,
+                                           jint class_number, jint method_index, jint offset) {
+  deliver_instruction(env, class_number, method_index, offset, [=](JVMPI_Event& e) {
+    jint chosen = pairs;  // the default branch
+    if (InstrumentedClass* c = find(class_number);
+        c != nullptr && method_index >= 0 &&
+        static_cast<size_t>(method_index) < c->methods.size()) {
+      for (const auto& sw : c->methods[static_cast<size_t>(method_index)].lookup_switches) {
+        if (sw.offset == static_cast<uint32_t>(offset)) {
+          const int index = sw.pair_index(key);
+          if (index >= 0) chosen = index;
+        }
+      }
+    }
+    e.u.instruction.u.lookupswitch_info.chosen_pair_index = chosen;
+    e.u.instruction.u.lookupswitch_info.pairs_total = pairs;
+  });
+}
+
+std::string tracker_jar_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&tracker_jar_path), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  std::string path = info.dli_fname;
+  return path.substr(0, path.rfind('/') + 1) + "jvmpi-tracker.jar";
+}
+
+bool register_natives(JNIEnv* jni) {
+  LocalRef tracker(jni, jni->FindClass(kTrackerClass));
+  if (tracker.get() == nullptr) {
+    jni->ExceptionClear();
+    log_error("cannot load %s from the tracker jar; method events are not available",
+              kTrackerClass);
+    return false;
+  }
+  const JNINativeMethod natives[] = {
+      {const_cast<char*>("methodEntry"), const_cast<char*>("(II)V"),
+       reinterpret_cast<void*>(&hook_method_entry)},
+      {const_cast<char*>("methodEntryWithReceiver"), const_cast<char*>("(IILjava/lang/Object;)V"),
+       reinterpret_cast<void*>(&hook_method_entry_with_receiver)},
+      {const_cast<char*>("methodExit"), const_cast<char*>("(II)V"),
+       reinterpret_cast<void*>(&hook_method_exit)},
+      {const_cast<char*>("instruction"), const_cast<char*>("(III)V"),
+       reinterpret_cast<void*>(&hook_instruction)},
+      {const_cast<char*>("instructionIf"), const_cast<char*>("(IIIZ)V"),
+       reinterpret_cast<void*>(&hook_instruction_if)},
+      {const_cast<char*>("instructionTableswitch"), const_cast<char*>("(IIIIII)V"),
+       reinterpret_cast<void*>(&hook_instruction_tableswitch)},
+      {const_cast<char*>("instructionLookupswitch"), const_cast<char*>("(IIIII)V"),
+       reinterpret_cast<void*>(&hook_instruction_lookupswitch)},
+  };
+  if (jni->RegisterNatives(static_cast<jclass>(tracker.get()), natives,
+                           sizeof natives / sizeof natives[0]) != JNI_OK) {
+    jni->ExceptionClear();
+    log_error("cannot register the tracker's natives; method events are not available");
+    return false;
+  }
+  return true;
+}
+
+void remember_platform_loader(JNIEnv* jni) {
+  LocalRef loader_class(jni, jni->FindClass("java/lang/ClassLoader"));
+  jmethodID get =
+      loader_class.get() == nullptr
+          ? nullptr
+          : jni->GetStaticMethodID(static_cast<jclass>(loader_class.get()),
+                                   "getPlatformClassLoader", "()Ljava/lang/ClassLoader;");
+  if (get == nullptr) {
+    jni->ExceptionClear();
+    return;
+  }
+  LocalRef loader(jni, jni->CallStaticObjectMethod(static_cast<jclass>(loader_class.get()), get));
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  if (loader.get() != nullptr) g_platform_loader = jni->NewGlobalRef(loader.get());
+}
+
+// Instruction hooks go into application classes only: instrumenting every bytecode of the JDK
+// itself would make start-up take minutes, and coverage tools measure the program's own code.
+bool is_application_loader(JNIEnv* jni, jobject loader) {
+  return loader != nullptr &&
+         !(g_platform_loader != nullptr && jni->IsSameObject(loader, g_platform_loader));
+}
+
+// Brings every loaded class in line with the hooks the enabled events need: the class-file hook
+// instruments (or, with no hooks wanted, returns the original code of) each retransformed class.
+void retransform_loaded_classes(JNIEnv* jni) {
+  jint count = 0;
+  JvmtiPtr<jclass> classes;
+  if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
+  std::vector<jclass> batch;
+  int failures = 0;
+  auto flush = [&] {
+    if (batch.empty()) return;
+    if (jvmti()->RetransformClasses(static_cast<jint>(batch.size()), batch.data()) !=
+        JVMTI_ERROR_NONE) {
+      // One class the VM refused fails the batch: try them one by one.
+      for (jclass k : batch) {
+        if (jvmti()->RetransformClasses(1, &k) != JVMTI_ERROR_NONE) ++failures;
+      }
+    }
+    batch.clear();
+  };
+  for (jint i = 0; i < count; ++i) {
+    jboolean modifiable = JNI_FALSE;
+    if (jvmti()->IsModifiableClass(classes[i], &modifiable) == JVMTI_ERROR_NONE && modifiable) {
+      batch.push_back(classes[i]);
+      if (batch.size() == 256) flush();
+    }
+  }
+  flush();
+  for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
+  if (failures > 0)
+    log_warning("%d classes could not be retransformed for method events", failures);
+}
+
+void apply(JNIEnv* jni) {
+  std::lock_guard lock(g_apply_mutex);
+  const Hooks wanted = wanted_hooks();
+  if (wanted == g_applied) return;
+  g_applied = wanted;
+  retransform_loaded_classes(jni);
+}
+
+}  // namespace
+
+bool prepare(std::string& error) {
+  const std::string jar = tracker_jar_path();
+  if (jar.empty() || jvmti()->AddToBootstrapClassLoaderSearch(jar.c_str()) != JVMTI_ERROR_NONE) {
+    error = "cannot add the tracker jar " + jar + " to the boot class path";
+    return false;
+  }
+  return true;
+}
+
+void start(JNIEnv* jni) {
+  remember_platform_loader(jni);
+  if (!register_natives(jni)) return;
+  g_engaged.store(true);
+  apply(jni);
+}
+
+bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint length,
+                std::vector<unsigned char>& out) {
+  if (!g_engaged.load()) return false;
+  const Hooks hooks = wanted_hooks();
+  if (!hooks.any()) return false;
+  bci::InjectionOptions options;
+  options.tracker_class = kTrackerClass;
+  options.class_number = g_next_class_number.fetch_add(1);
+  options.method_entry_exit = hooks.entry_exit;
+  options.entry_with_receiver = hooks.receiver;
+  options.instructions = hooks.instructions && is_application_loader(jni, loader);
+  if (!options.method_entry_exit && !options.instructions) return false;
+  try {
+    bci::InjectionResult result =
+        bci::instrument(std::span(bytes, static_cast<size_t>(length)), options);
+    if (!result.changed) return false;
+    store(options.class_number, new InstrumentedClass(std::move(result.methods)));
+    out = std::move(result.class_bytes);
+    return true;
+  } catch (const bci::ClassFormatError& e) {
+    log_warning("class not instrumented: %s", e.what());
+    return false;
+  }
+}
+
+void events_changed() {
+  if (!g_engaged.load()) return;  // VM init instruments what was loaded before
+  if (JNIEnv* jni = current_jni_env(); jni != nullptr) apply(jni);
+}
+
+}  // namespace jvmpi::method_events

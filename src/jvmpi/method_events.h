@@ -1,0 +1,33 @@
+// METHOD_ENTRY, METHOD_ENTRY2, METHOD_EXIT and INSTRUCTION_START through bytecode insertion.
+//
+// JVMTI's own MethodEntry/MethodExit force every thread into the interpreter. Instead, while one of
+// these events is enabled, classes are instrumented (libbci) to call the natives of the tracker
+// class jvmpi/Tracker, which the runtime registers and which deliver the events. Classes loaded
+// earlier are retransformed when the events are enabled, and again (back to their original code)
+// when they are all disabled.
+#pragma once
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <string>
+#include <vector>
+
+namespace jvmpi::method_events {
+
+// OnLoad: puts the tracker jar (beside libjvmpi.so) on the boot class path.
+bool prepare(std::string& error);
+
+// VM init: registers the tracker natives and instruments what is already loaded if needed.
+void start(JNIEnv* jni);
+
+// The instrumentation step of the class-file load hook: returns true and the new bytes if the
+// class was instrumented. `bytes` are the class as the VM (and the agent's CLASS_LOAD_HOOK) left
+// it.
+bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint length,
+                std::vector<unsigned char>& out);
+
+// The enabled method or instruction events changed: re-instrument loaded classes to match.
+void events_changed();
+
+}  // namespace jvmpi::method_events
