@@ -127,7 +127,14 @@ void notify_event(JVMPI_Event* event) {
       on_thread_start(*event);
       break;
     case JVMPI_EVENT_THREAD_END:
+      if (p.options.cpu_timing()) p.timer.on_thread_end(event->env_id);
       on_thread_end(*event);
+      break;
+    case JVMPI_EVENT_METHOD_ENTRY:
+      p.timer.on_entry(event->env_id, event->u.method.method_id);
+      break;
+    case JVMPI_EVENT_METHOD_EXIT:
+      p.timer.on_exit(event->env_id, event->u.method.method_id);
       break;
     case JVMPI_EVENT_CLASS_LOAD:
       p.classes.on_class_load(*event);
@@ -165,7 +172,7 @@ void notify_event(JVMPI_Event* event) {
       break;
     case JVMPI_EVENT_DATA_RESET_REQUEST:
       p.cpu_samples.clear();
-      p.cpu_times.clear();
+      p.timer.clear();
       p.sites.clear_counts();
       break;
     case JVMPI_EVENT_JVM_INIT_DONE:

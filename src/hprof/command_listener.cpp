@@ -77,7 +77,7 @@ bool control(int fd) {
     }
     case 5:
       p.cpu_samples.clear();
-      p.cpu_times.clear();
+      p.timer.clear();
       return true;
     case 6:
       p.sites.clear_counts();

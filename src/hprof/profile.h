@@ -5,6 +5,7 @@
 #include "allocation_sites.h"
 #include "cost_table.h"
 #include "cpu_sampler.h"
+#include "cpu_timer.h"
 #include "monitor_profile.h"
 #include "options.h"
 #include "output.h"
@@ -20,9 +21,9 @@ struct Profile {
   TraceTable traces;
   AllocationSites sites;
   CostTable cpu_samples;
-  CostTable cpu_times;
   MonitorProfile monitors;
   CpuSampler sampler{options, threads, traces, cpu_samples};
+  CpuTimer timer{options, threads, traces};
 };
 
 Profile& profile();

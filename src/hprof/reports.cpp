@@ -92,12 +92,14 @@ void write_cpu_report(double cutoff) {
     done();
   } else if (p.options.cpu == CpuMode::kTimes) {
     say("CPU usage by timing methods");
-    p.output.write(text::cpu_times(p.classes, p.traces, p.cpu_times.sorted_by_time(),
-                                   p.cpu_times.total_time_ns(), cutoff));
+    const std::vector<Cost> costs = p.timer.costs(false);
+    uint64_t total = 0;
+    for (const Cost& c : costs) total += c.time_ns;
+    p.output.write(text::cpu_times(p.classes, p.traces, costs, total, cutoff));
     done();
   } else if (p.options.cpu == CpuMode::kOld) {
     say("CPU usage in old prof format");
-    p.output.write(text::cpu_old(p.classes, p.traces, p.cpu_times.sorted_by_count()));
+    p.output.write(text::cpu_old(p.classes, p.traces, p.timer.costs(true)));
     done();
   }
 }
