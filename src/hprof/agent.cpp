@@ -20,7 +20,7 @@
 #include "reports.h"
 #include "text_report.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 JVMPI_Interface* g_jvmpi = nullptr;
@@ -52,7 +52,13 @@ void on_thread_start(const JVMPI_Event& e) {
   Profile& p = profile();
   const unsigned serial = p.threads.on_thread_start(e);
   const char* name = e.u.thread_start.thread_name != nullptr ? e.u.thread_start.thread_name : "";
-  if (is_own_thread(name) || p.options.cpu == CpuMode::kOld || p.options.binary) return;
+  if (is_own_thread(name)) return;
+  if (p.options.binary) {
+    p.binary.start_thread(serial, e.u.thread_start.thread_id,
+                          p.threads.find(e.u.thread_start.thread_env_id));
+    return;
+  }
+  if (p.options.cpu == CpuMode::kOld) return;
   p.output.write(text::thread_start(
       serial, e.u.thread_start.thread_id, name,
       e.u.thread_start.group_name != nullptr ? e.u.thread_start.group_name : ""));
@@ -136,12 +142,17 @@ void notify_event(JVMPI_Event* event) {
     case JVMPI_EVENT_METHOD_EXIT:
       p.timer.on_exit(event->env_id, event->u.method.method_id);
       break;
-    case JVMPI_EVENT_CLASS_LOAD:
-      p.classes.on_class_load(*event);
+    case JVMPI_EVENT_CLASS_LOAD: {
+      bool is_new = false;
+      const ClassInfo info = p.classes.on_class_load(*event, &is_new);
+      if (is_new && p.options.binary) p.binary.load_class(info, event->u.class_load.class_id);
       break;
-    case JVMPI_EVENT_CLASS_UNLOAD:
-      p.classes.on_class_unload(event->u.class_unload.class_id);
+    }
+    case JVMPI_EVENT_CLASS_UNLOAD: {
+      const unsigned serial = p.classes.on_class_unload(event->u.class_unload.class_id);
+      if (serial != 0 && p.options.binary) p.binary.unload_class(serial);
       break;
+    }
     case JVMPI_EVENT_OBJECT_ALLOC:
       on_object_alloc(*event, requested);
       break;
@@ -217,7 +228,11 @@ jint start(JavaVM* vm, char* text) {
     error(message);
     jvmpi()->ProfilerExit(1);
   }
-  if (p.options.cpu != CpuMode::kOld) p.output.write(text::header());
+  if (p.options.binary) {
+    p.binary.begin(p.output, p.options);
+  } else if (p.options.cpu != CpuMode::kOld) {
+    p.output.write(text::header());
+  }
 
   table->NotifyEvent = notify_event;
   bool ok = enable(JVMPI_EVENT_THREAD_START, "thread starts") &&
@@ -272,10 +287,10 @@ std::string class_name_of_object(jobjectID object) {
   return text::site_class_name(profile().classes, SiteKey{t_requested_type, t_requested_class, 0});
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent
 
 extern "C" JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void*) {
-  return hprof::start(vm, options);
+  return hprof::agent::start(vm, options);
 }
 
 extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void* reserved) {

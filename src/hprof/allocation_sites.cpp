@@ -1,6 +1,6 @@
 #include "allocation_sites.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) {
   const uint64_t bytes = size > 0 ? static_cast<uint64_t>(size) : 0;
@@ -65,4 +65,4 @@ void AllocationSites::clear_counts() {
   totals_.alloc_objects = totals_.live_objects;
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace hprof {
+namespace hprof::agent {
 
 struct SiteKey {
   jint type = JVMPI_NORMAL_OBJECT;  // obj_alloc.is_array
@@ -61,4 +61,4 @@ class AllocationSites {
   SiteCounts totals_;
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -12,7 +12,7 @@
 #include "profile.h"
 #include "reports.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 enum Command : uint8_t {
@@ -126,8 +126,12 @@ void listener_main(void*) {
         p.output.flush();
         break;
       }
-      case kHeapSummary:
-        break;  // a binary-only record; the text report has no heap summary
+      case kHeapSummary:  // a binary-only record; the text report has no heap summary
+        if (p.options.binary) {
+          p.binary.heap_summary(p.sites.totals());
+          p.binary.flush();
+        }
+        break;
       case kExit:
         jvmpi()->ProfilerExit(0);
         return;
@@ -169,4 +173,4 @@ bool start_command_listener() {
                                      listener_main) == JNI_OK;
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -3,11 +3,11 @@
 // sampling, change the trace depth, end the VM.
 #pragma once
 
-namespace hprof {
+namespace hprof::agent {
 
 // Starts the listener thread on the output socket (after JVM_INIT_DONE).
 bool start_command_listener();
 
 constexpr const char* kListenerThreadName = "HPROF listener";
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace hprof {
+namespace hprof::agent {
 
 void CostTable::add(unsigned trace, uint64_t count, uint64_t time_ns) {
   std::lock_guard lock(mutex_);
@@ -58,4 +58,4 @@ void CostTable::clear() {
   costs_.clear();
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

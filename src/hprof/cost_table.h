@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace hprof {
+namespace hprof::agent {
 
 struct Cost {
   unsigned trace = 0;
@@ -30,4 +30,4 @@ class CostTable {
   std::unordered_map<unsigned, Cost> costs_;
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

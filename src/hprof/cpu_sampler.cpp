@@ -5,7 +5,7 @@
 
 #include "jvmpi_client.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 CpuSampler* g_sampler = nullptr;  // the thread function gets no argument of its own
@@ -84,4 +84,4 @@ void CpuSampler::sample_round(JNIEnv* self) {
   }
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -12,7 +12,7 @@
 #include "options.h"
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 class CpuSampler {
  public:
@@ -42,4 +42,4 @@ class CpuSampler {
   bool running_ = false;   // guarded by lock_
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

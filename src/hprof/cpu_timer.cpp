@@ -2,7 +2,7 @@
 
 #include "jvmpi_client.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
@@ -98,4 +98,4 @@ void CpuTimer::clear() {
   }
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

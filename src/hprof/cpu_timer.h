@@ -17,7 +17,7 @@
 #include "options.h"
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 class CpuTimer {
  public:
@@ -58,4 +58,4 @@ class CpuTimer {
   std::unordered_map<unsigned, Totals> ended_;     // merged from threads that ended
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

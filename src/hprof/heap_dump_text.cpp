@@ -7,7 +7,7 @@
 #include "jvmpi_dump_reader.h"
 #include "text_report.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 std::string hex(const void* p) {
@@ -208,4 +208,4 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
   write("HEAP DUMP END\n");
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -9,7 +9,7 @@
 #include "allocation_sites.h"
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 // Writes the section through `write`, in pieces of about a megabyte, so a large heap is never
 // held as text in memory. Objects HPROF tracked carry their allocation trace and size.
@@ -17,4 +17,4 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
                     const AllocationSites& sites,
                     const std::function<void(const std::string&)>& write);
 
-}  // namespace hprof
+}  // namespace hprof::agent

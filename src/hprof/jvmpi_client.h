@@ -3,7 +3,7 @@
 
 #include <jvmpi.h>
 
-namespace hprof {
+namespace hprof::agent {
 
 JVMPI_Interface* jvmpi();
 void set_jvmpi(JVMPI_Interface* table);
@@ -20,4 +20,4 @@ class RawLock {
   JVMPI_RawMonitor m_;
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 class Cursor {
@@ -193,4 +193,4 @@ bool read_heap_dump(const char* begin, const char* end, int level, const ClassTa
   return c.ok();
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

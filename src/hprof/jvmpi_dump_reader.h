@@ -11,7 +11,7 @@
 
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 struct DumpRoot {
   uint8_t kind;  // JVMPI_GC_ROOT_*
@@ -69,4 +69,4 @@ jobjectID read_id(const char* p);
 // Reads a big-endian integer of n bytes.
 uint64_t read_be(const char* p, size_t n);
 
-}  // namespace hprof
+}  // namespace hprof::agent

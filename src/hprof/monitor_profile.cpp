@@ -10,7 +10,7 @@
 
 #include "text_report.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 uint64_t now_ns() {
@@ -265,4 +265,4 @@ std::string monitor_dump_text(const JVMPI_Event& dump, const ThreadTable& thread
   return out;
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -13,7 +13,7 @@
 
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 class MonitorProfile {
  public:
@@ -52,4 +52,4 @@ std::string monitor_dump_text(const JVMPI_Event& dump, const ThreadTable& thread
                               const std::function<std::string(jobjectID)>& class_of,
                               const std::function<unsigned(const JVMPI_CallTrace&)>& trace_of);
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -5,9 +5,9 @@
 
 #include <string>
 
-namespace hprof {
+namespace hprof::agent {
 
 // "java.lang.Object" style name, or "<Unknown Class>".
 std::string class_name_of_object(jobjectID object);
 
-}  // namespace hprof
+}  // namespace hprof::agent

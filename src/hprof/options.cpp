@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 constexpr size_t kMaxOptionName = 15;
@@ -241,4 +241,4 @@ Warnings
 )";
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

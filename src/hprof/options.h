@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace hprof {
+namespace hprof::agent {
 
 enum class CpuMode { kOff, kSamples, kTimes, kOld };
 
@@ -44,4 +44,4 @@ bool parse_options(const char* text, Options& options, std::string& error);
 // The help screen.
 const char* help_text();
 
-}  // namespace hprof
+}  // namespace hprof::agent

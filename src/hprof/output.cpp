@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 constexpr size_t kBufferSize = 64 * 1024;
@@ -122,4 +122,4 @@ void Output::close() {
   fd_ = socket_ = -1;
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -8,7 +8,7 @@
 
 #include "options.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 class Output {
  public:
@@ -36,4 +36,4 @@ class Output {
   bool failed_ = false;
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

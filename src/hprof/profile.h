@@ -3,6 +3,7 @@
 #pragma once
 
 #include "allocation_sites.h"
+#include "binary_report.h"
 #include "cost_table.h"
 #include "cpu_sampler.h"
 #include "cpu_timer.h"
@@ -11,7 +12,7 @@
 #include "output.h"
 #include "tables.h"
 
-namespace hprof {
+namespace hprof::agent {
 
 struct Profile {
   Options options;
@@ -22,10 +23,11 @@ struct Profile {
   AllocationSites sites;
   CostTable cpu_samples;
   MonitorProfile monitors;
+  BinaryReport binary;  // format=b
   CpuSampler sampler{options, threads, traces, cpu_samples};
   CpuTimer timer{options, threads, traces};
 };
 
 Profile& profile();
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -10,7 +10,7 @@
 #include "profile.h"
 #include "text_report.h"
 
-namespace hprof {
+namespace hprof::agent {
 namespace {
 
 // Where the requested dump event this thread is waiting for should go (RequestEvent delivers it
@@ -60,6 +60,10 @@ void on_monitor_dump_event(const JVMPI_Event& event) {
 
 void write_pending_traces() {
   Profile& p = profile();
+  if (p.options.binary) {
+    p.binary.traces(p.classes, p.traces);
+    return;
+  }
   if (p.options.cpu == CpuMode::kOld) return;  // the old format has no TRACE records
   p.output.write(text::traces(p.classes, p.traces.take_unwritten(), p.options));
 }
@@ -68,8 +72,12 @@ void write_heap_dump() {
   Profile& p = profile();
   say("Java heap");
   std::function<void(const JVMPI_Event&)> consumer = [&p](const JVMPI_Event& e) {
-    heap_dump_text(e, p.classes, p.threads, p.sites,
-                   [&p](const std::string& s) { p.output.write(s); });
+    if (p.options.binary) {
+      p.binary.heap_dump(e, p.classes, p.threads, p.sites);
+    } else {
+      heap_dump_text(e, p.classes, p.threads, p.sites,
+                     [&p](const std::string& s) { p.output.write(s); });
+    }
   };
   JVMPI_HeapDumpArg arg{JVMPI_DUMP_LEVEL_2};
   request(JVMPI_EVENT_HEAP_DUMP, &arg, consumer);
@@ -79,7 +87,11 @@ void write_heap_dump() {
 void write_sites_report(bool by_allocated, double cutoff) {
   Profile& p = profile();
   say("allocation sites");
-  p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated));
+  if (p.options.binary) {
+    p.binary.alloc_sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated);
+  } else {
+    p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated));
+  }
   done();
 }
 
@@ -87,8 +99,12 @@ void write_cpu_report(double cutoff) {
   Profile& p = profile();
   if (p.options.cpu_samples()) {
     say("CPU usage by sampling running threads");
-    p.output.write(text::cpu_samples(p.classes, p.traces, p.cpu_samples.sorted_by_count(),
-                                     p.cpu_samples.total_count(), cutoff));
+    if (p.options.binary) {
+      p.binary.cpu_samples(p.cpu_samples.sorted_by_count(), p.cpu_samples.total_count());
+    } else {
+      p.output.write(text::cpu_samples(p.classes, p.traces, p.cpu_samples.sorted_by_count(),
+                                       p.cpu_samples.total_count(), cutoff));
+    }
     done();
   } else if (p.options.cpu == CpuMode::kTimes) {
     say("CPU usage by timing methods");
@@ -122,7 +138,8 @@ void write_all_reports() {
     p.output.write(monitors);
     done();
   }
+  p.binary.flush();
   p.output.flush();
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -4,7 +4,7 @@
 
 #include <jvmpi.h>
 
-namespace hprof {
+namespace hprof::agent {
 
 // Writes the traces the sections need, then the sections: HEAP DUMP, SITES, CPU SAMPLES,
 // CPU TIME, MONITOR TIME, MONITOR DUMP (each only if its option is on).
@@ -20,4 +20,4 @@ void write_pending_traces();
 void on_heap_dump_event(const JVMPI_Event& event);
 void on_monitor_dump_event(const JVMPI_Event& event);
 
-}  // namespace hprof
+}  // namespace hprof::agent

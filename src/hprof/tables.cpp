@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace hprof {
+namespace hprof::agent {
 
 std::string report_class_name(const char* jvmpi_name) {
   std::string s = jvmpi_name != nullptr ? jvmpi_name : "<Unknown Class>";
@@ -50,7 +50,7 @@ std::string report_class_name(const char* jvmpi_name) {
   return element;
 }
 
-void ClassTable::on_class_load(const JVMPI_Event& e) {
+ClassInfo ClassTable::on_class_load(const JVMPI_Event& e, bool* is_new) {
   const auto& c = e.u.class_load;
   ClassInfo info;
   info.name = report_class_name(c.class_name);
@@ -64,6 +64,7 @@ void ClassTable::on_class_load(const JVMPI_Event& e) {
   }
   std::lock_guard lock(mutex_);
   auto [it, inserted] = classes_.try_emplace(c.class_id);
+  if (is_new != nullptr) *is_new = inserted;
   if (inserted) {
     info.serial = next_serial_++;
   } else {
@@ -75,11 +76,15 @@ void ClassTable::on_class_load(const JVMPI_Event& e) {
     methods_[m.method_id] = {c.class_id, it->second.name, m.method_name, m.method_signature,
                              it->second.source};
   }
+  return it->second;
 }
 
-void ClassTable::on_class_unload(jobjectID id) {
+unsigned ClassTable::on_class_unload(jobjectID id) {
   std::lock_guard lock(mutex_);
-  if (auto it = classes_.find(id); it != classes_.end()) it->second.unloaded = true;
+  auto it = classes_.find(id);
+  if (it == classes_.end()) return 0;
+  it->second.unloaded = true;
+  return it->second.serial;
 }
 
 ClassInfo ClassTable::find(jobjectID id) const {
@@ -199,4 +204,4 @@ size_t TraceTable::size() const {
   return traces_.size();
 }
 
-}  // namespace hprof
+}  // namespace hprof::agent

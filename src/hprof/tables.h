@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace hprof {
+namespace hprof::agent {
 
 constexpr unsigned kEmptyTraceSerial = 300000;
 constexpr unsigned kUnknownThreadSerial = 200000;
@@ -66,8 +66,10 @@ std::string report_class_name(const char* jvmpi_name);
 
 class ClassTable {
  public:
-  void on_class_load(const JVMPI_Event& e);
-  void on_class_unload(jobjectID id);
+  // Returns the class's information; `is_new` tells whether this is its first CLASS_LOAD.
+  ClassInfo on_class_load(const JVMPI_Event& e, bool* is_new = nullptr);
+  // Returns the class's serial (0 if unknown).
+  unsigned on_class_unload(jobjectID id);
   // A copy of the class's information, or nullptr-like empty (serial 0) if unknown.
   ClassInfo find(jobjectID id) const;
   unsigned serial_of(jobjectID id) const;
@@ -122,4 +124,4 @@ class TraceTable {
   std::map<unsigned, TraceInfo> traces_;
 };
 
-}  // namespace hprof
+}  // namespace hprof::agent

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace hprof::text {
+namespace hprof::agent::text {
 namespace {
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -219,4 +219,4 @@ std::string cpu_old(const ClassTable& classes, const TraceTable& traces,
   return out;
 }
 
-}  // namespace hprof::text
+}  // namespace hprof::agent::text

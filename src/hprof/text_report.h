@@ -10,7 +10,7 @@
 #include "options.h"
 #include "tables.h"
 
-namespace hprof::text {
+namespace hprof::agent::text {
 
 // "Mon Nov 23 07:00:00 2026\n", like C's ctime().
 std::string now_ctime();
@@ -44,4 +44,4 @@ std::string cpu_old(const ClassTable& classes, const TraceTable& traces,
 // The name a site prints for its class: "java.lang.String", "int[]", "java.lang.String[]".
 std::string site_class_name(const ClassTable& classes, const SiteKey& key);
 
-}  // namespace hprof::text
+}  // namespace hprof::agent::text

@@ -1,0 +1,345 @@
+#include "binary_report.h"
+
+#include <hprof_format.h>
+
+#include <cstring>
+#include <vector>
+
+#include "jvmpi_dump_reader.h"
+
+namespace hprof::agent {
+
+// Sends the writer's bytes to HPROF's output (a file or the net= socket). Not seekable, so the
+// writer buffers each heap-dump segment (bounded) before sending it.
+class OutputSink : public hprof::Sink {
+ public:
+  explicit OutputSink(Output& output) : output_(output) {}
+  void write(const void* data, size_t size) override { output_.write(data, size); }
+  void flush() override { output_.flush(); }
+
+ private:
+  Output& output_;
+};
+
+namespace {
+
+hprof::Id id_of(const void* p) {
+  return reinterpret_cast<uintptr_t>(p);
+}
+
+hprof::BasicType basic_type(const std::string& signature) {
+  switch (signature.empty() ? 'L' : signature[0]) {
+    case 'Z':
+      return hprof::BasicType::kBoolean;
+    case 'B':
+      return hprof::BasicType::kByte;
+    case 'C':
+      return hprof::BasicType::kChar;
+    case 'S':
+      return hprof::BasicType::kShort;
+    case 'I':
+      return hprof::BasicType::kInt;
+    case 'J':
+      return hprof::BasicType::kLong;
+    case 'F':
+      return hprof::BasicType::kFloat;
+    case 'D':
+      return hprof::BasicType::kDouble;
+    default:
+      return hprof::BasicType::kObject;
+  }
+}
+
+// A JVMPI dump value (big-endian primitive, native-order ID) as a format value.
+hprof::Value value_at(const char* p, const std::string& signature) {
+  const hprof::BasicType type = basic_type(signature);
+  if (type == hprof::BasicType::kObject) return hprof::Value::of_object(id_of(read_id(p)));
+  return {type, read_be(p, jvmpi_value_size(signature))};
+}
+
+}  // namespace
+
+BinaryReport::BinaryReport() = default;
+BinaryReport::~BinaryReport() = default;
+
+void BinaryReport::begin(Output& output, const Options& options) {
+  std::lock_guard lock(mutex_);
+  sink_ = std::make_unique<OutputSink>(output);
+  hprof::WriterOptions w;
+  w.version = hprof::Version::k1_0_2;
+  w.id_size = 8;
+  writer_ = std::make_unique<hprof::BinaryWriter>(*sink_, w);
+  uint32_t flags = 0;
+  if (options.alloc_sites) flags |= hprof::kAllocTraces;
+  if (options.cpu_samples()) flags |= hprof::kCpuSampling;
+  writer_->control_settings(flags, static_cast<uint16_t>(options.depth));
+}
+
+uint64_t BinaryReport::string_id(const std::string& text) {
+  auto [it, inserted] = strings_.try_emplace(text, next_id_);
+  if (inserted) {
+    ++next_id_;
+    writer_->utf8(it->second, text);
+  }
+  return it->second;
+}
+
+void BinaryReport::load_class(const ClassInfo& info, jobjectID class_id) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  hprof::LoadClass r;
+  r.class_serial = info.serial;
+  r.class_id = id_of(class_id);
+  r.trace_serial = kEmptyTraceSerial;
+  r.name_id = string_id(info.name);
+  writer_->load_class(r);
+}
+
+void BinaryReport::unload_class(unsigned serial) {
+  std::lock_guard lock(mutex_);
+  if (writer_) writer_->unload_class(serial);
+}
+
+void BinaryReport::start_thread(unsigned serial, jobjectID object, const ThreadInfo& info) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  hprof::StartThread r;
+  r.thread_serial = serial;
+  r.thread_id = id_of(object);
+  r.trace_serial = kEmptyTraceSerial;
+  r.name_id = string_id(info.name);
+  r.group_name_id = string_id(info.group);
+  r.parent_group_name_id = string_id(info.parent);
+  writer_->start_thread(r);
+}
+
+void BinaryReport::end_thread(unsigned serial) {
+  std::lock_guard lock(mutex_);
+  if (writer_) writer_->end_thread(serial);
+}
+
+void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  for (const TraceInfo& t : traces.take_unwritten()) {
+    hprof::StackTrace st;
+    st.trace_serial = t.serial;
+    st.thread_serial = t.thread_serial;
+    for (const Frame& f : t.frames) {
+      const std::string key =
+          std::to_string(reinterpret_cast<uintptr_t>(f.method)) + ":" + std::to_string(f.line);
+      auto [it, inserted] = frames_.try_emplace(key, next_id_);
+      if (inserted) {
+        ++next_id_;
+        const MethodInfo m = classes.method(f.method);
+        hprof::StackFrame frame;
+        frame.frame_id = it->second;
+        frame.method_name_id = string_id(m.name.empty() ? "<Unknown Method>" : m.name);
+        frame.signature_id = string_id(m.signature);
+        frame.source_file_id = m.source.empty() ? 0 : string_id(m.source);
+        frame.class_serial = classes.serial_of(m.class_id);
+        frame.line = f.line;
+        writer_->stack_frame(frame);
+      }
+      st.frame_ids.push_back(it->second);
+    }
+    writer_->stack_trace(st);
+  }
+}
+
+void BinaryReport::alloc_sites(const ClassTable& classes, const std::vector<Site>& sites,
+                               const SiteCounts& totals, double cutoff, bool by_allocated) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  std::vector<Site> sorted = sites;
+  std::sort(sorted.begin(), sorted.end(), [by_allocated](const Site& a, const Site& b) {
+    return (by_allocated ? a.counts.alloc_bytes : a.counts.live_bytes) >
+           (by_allocated ? b.counts.alloc_bytes : b.counts.live_bytes);
+  });
+  hprof::AllocSites r;
+  r.flags = by_allocated ? 0x2 : 0;
+  const float cutoff_f = static_cast<float>(cutoff);
+  std::memcpy(&r.cutoff, &cutoff_f, 4);
+  r.total_live_bytes = static_cast<uint32_t>(totals.live_bytes);
+  r.total_live_instances = static_cast<uint32_t>(totals.live_objects);
+  r.total_allocated_bytes = totals.alloc_bytes;
+  r.total_allocated_instances = totals.alloc_objects;
+  const uint64_t total = by_allocated ? totals.alloc_bytes : totals.live_bytes;
+  for (const Site& s : sorted) {
+    const uint64_t self = by_allocated ? s.counts.alloc_bytes : s.counts.live_bytes;
+    if (total == 0 || static_cast<double>(self) / static_cast<double>(total) < cutoff) break;
+    hprof::AllocSite site;
+    site.kind = static_cast<uint8_t>(s.key.type == JVMPI_NORMAL_OBJECT ? 0 : s.key.type);
+    site.class_serial = s.key.type == JVMPI_NORMAL_OBJECT || s.key.type == JVMPI_CLASS
+                            ? classes.serial_of(s.key.class_id)
+                            : 0;
+    site.trace_serial = s.key.trace;
+    site.live_bytes = static_cast<uint32_t>(s.counts.live_bytes);
+    site.live_instances = static_cast<uint32_t>(s.counts.live_objects);
+    site.allocated_bytes = static_cast<uint32_t>(s.counts.alloc_bytes);
+    site.allocated_instances = static_cast<uint32_t>(s.counts.alloc_objects);
+    r.sites.push_back(site);
+  }
+  writer_->alloc_sites(r);
+}
+
+void BinaryReport::heap_summary(const SiteCounts& totals) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  hprof::HeapSummary r;
+  r.live_bytes = static_cast<uint32_t>(totals.live_bytes);
+  r.live_instances = static_cast<uint32_t>(totals.live_objects);
+  r.allocated_bytes = totals.alloc_bytes;
+  r.allocated_instances = totals.alloc_objects;
+  writer_->heap_summary(r);
+}
+
+void BinaryReport::cpu_samples(const std::vector<Cost>& costs, uint64_t total) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  hprof::CpuSamples r;
+  r.total = static_cast<uint32_t>(total);
+  for (const Cost& c : costs) {
+    r.traces.push_back({static_cast<uint32_t>(c.count), c.trace});
+  }
+  writer_->cpu_samples(r);
+}
+
+void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
+                             const ThreadTable& threads, const AllocationSites& sites) {
+  std::lock_guard lock(mutex_);
+  if (!writer_) return;
+  const auto& d = dump.u.heap_dump;
+
+  // Class information: superclasses come from the dump's class records (pass 1), the fields from
+  // CLASS_LOAD; array classes are found by name for the object arrays.
+  std::unordered_map<jobjectID, jobjectID> super_of;
+  DumpVisitor first;
+  first.klass = [&](const DumpClass& k) { super_of[k.id] = k.super; };
+  read_heap_dump(d.begin, d.end, d.dump_level, classes, first);
+  std::unordered_map<std::string, jobjectID> class_by_name;
+  std::unordered_map<jobjectID, ClassInfo> info_of;
+  for (auto& [id, info] : classes.all()) {
+    class_by_name.emplace(info.name, id);
+    info_of.emplace(id, std::move(info));
+  }
+  auto instance_fields = [&](jobjectID k) {
+    std::vector<const FieldInfo*> out;  // own first, then the superclass's
+    for (; k != nullptr; k = super_of.count(k) ? super_of[k] : nullptr) {
+      auto it = info_of.find(k);
+      if (it == info_of.end()) break;
+      for (const FieldInfo& f : it->second.instances) out.push_back(&f);
+    }
+    return out;
+  };
+  auto trace_of = [&sites](jobjectID id) {
+    unsigned trace = 0;
+    jint size = 0;
+    return sites.object_info(id, &trace, &size) ? trace : 0u;
+  };
+
+  hprof::HeapDumpWriter heap = writer_->begin_heap_dump();
+  for (const auto& [env, info] : threads.live()) {
+    if (info.object != nullptr) heap.root_thread_object(id_of(info.object), info.serial, 0);
+  }
+  DumpVisitor second;
+  second.root = [&](const DumpRoot& r) {
+    const hprof::Id object = id_of(r.object);
+    const uint32_t thread = threads.serial_of(static_cast<JNIEnv*>(r.extra));
+    switch (r.kind) {
+      case JVMPI_GC_ROOT_JNI_GLOBAL:
+        heap.root_jni_global(object, id_of(r.extra));
+        break;
+      case JVMPI_GC_ROOT_JNI_LOCAL:
+        heap.root_jni_local(object, thread, r.frame);
+        break;
+      case JVMPI_GC_ROOT_JAVA_FRAME:
+        heap.root_java_frame(object, thread, r.frame);
+        break;
+      case JVMPI_GC_ROOT_NATIVE_STACK:
+        heap.root_native_stack(object, thread);
+        break;
+      case JVMPI_GC_ROOT_STICKY_CLASS:
+        heap.root_sticky_class(object);
+        break;
+      case JVMPI_GC_ROOT_THREAD_BLOCK:
+        heap.root_thread_block(object, thread);
+        break;
+      case JVMPI_GC_ROOT_MONITOR_USED:
+        heap.root_monitor_used(object);
+        break;
+      default:
+        heap.root_unknown(object);
+        break;
+    }
+  };
+  second.klass = [&](const DumpClass& k) {
+    hprof::ClassDump c;
+    c.class_id = id_of(k.id);
+    c.super_id = id_of(k.super);
+    c.loader_id = id_of(k.loader);
+    c.signers_id = id_of(k.signers);
+    c.protection_domain_id = id_of(k.domain);
+    // As HPROF counts it: the bytes of an instance's field values, references as IDs.
+    uint32_t size = 0;
+    for (const FieldInfo* f : instance_fields(k.id)) {
+      size += basic_type(f->signature) == hprof::BasicType::kObject
+                  ? 8u
+                  : static_cast<uint32_t>(jvmpi_value_size(f->signature));
+    }
+    c.instance_size = size;
+    for (const auto& [index, value] : k.constant_pool) {
+      c.constant_pool.push_back({index, hprof::Value::of_object(id_of(value))});
+    }
+    auto it = info_of.find(k.id);
+    if (it != info_of.end()) {
+      size_t s = 0;
+      for (const FieldInfo& f : it->second.statics) {
+        if (s >= k.static_values.size()) break;
+        c.statics.push_back({string_id(f.name), value_at(k.static_values[s++], f.signature)});
+      }
+      for (const FieldInfo& f : it->second.instances) {
+        c.fields.push_back({string_id(f.name), basic_type(f.signature)});
+      }
+    }
+    heap.class_dump(c);
+  };
+  std::vector<uint8_t> values;
+  second.instance = [&](const DumpInstance& i) {
+    values.clear();
+    size_t offset = 0;
+    for (const FieldInfo* f : instance_fields(i.class_id)) {
+      const size_t n = jvmpi_value_size(f->signature);
+      if (offset + n > i.length) break;
+      hprof::append_value(values, value_at(i.values + offset, f->signature), 8);
+      offset += n;
+    }
+    heap.instance_dump(id_of(i.id), trace_of(i.id), id_of(i.class_id), values);
+  };
+  second.object_array = [&](const DumpObjectArray& a) {
+    std::vector<hprof::Id> elements;
+    elements.reserve(a.elements.size());
+    for (jobjectID e : a.elements) elements.push_back(id_of(e));
+    const std::string element = a.element_class != nullptr ? info_of.count(a.element_class)
+                                                                 ? info_of[a.element_class].name
+                                                                 : std::string("java.lang.Object")
+                                                           : std::string("java.lang.Object");
+    auto array_class = class_by_name.find(element + "[]");
+    heap.obj_array_dump(id_of(a.id), trace_of(a.id),
+                        array_class != class_by_name.end() ? id_of(array_class->second) : 0,
+                        elements);
+  };
+  second.primitive_array = [&](const DumpPrimitiveArray& a) {
+    heap.prim_array_dump(id_of(a.id), trace_of(a.id), static_cast<hprof::BasicType>(a.type),
+                         a.values, a.values != nullptr ? a.count : 0, hprof::ByteOrder::kBig);
+  };
+  read_heap_dump(d.begin, d.end, d.dump_level, classes, second);
+  heap.finish();
+}
+
+void BinaryReport::flush() {
+  std::lock_guard lock(mutex_);
+  if (writer_) writer_->flush();
+}
+
+}  // namespace hprof::agent
