@@ -203,17 +203,25 @@ jint request_class_load(JNIEnv* jni, jobjectID class_id) {
   return JVMPI_SUCCESS;
 }
 
-bool on_object_freed(jlong tag) {
+std::vector<jlong> take_classes(std::vector<jlong>& freed_tags) {
+  std::vector<jlong> classes;
   {
     std::lock_guard lock(g_mutex);
-    if (g_classes.erase(tag) == 0) return false;
+    if (g_classes.empty()) return classes;
+    std::erase_if(freed_tags, [&classes](jlong tag) {
+      if (g_classes.erase(tag) == 0) return false;
+      classes.push_back(tag);
+      return true;
+    });
   }
-  JVMPI_Event event{};
-  event.event_type = JVMPI_EVENT_CLASS_UNLOAD;
-  event.env_id = nullptr;  // unloaded by the collector, in no thread the agent knows
-  event.u.class_unload.class_id = object_ids::from_tag(tag);
-  gate::deliver(&event);
-  return true;
+  for (jlong tag : classes) {
+    JVMPI_Event event{};
+    event.event_type = JVMPI_EVENT_CLASS_UNLOAD;
+    event.env_id = nullptr;  // unloaded by the collector, in no thread the agent knows
+    event.u.class_unload.class_id = object_ids::from_tag(tag);
+    gate::deliver(&event);
+  }
+  return classes;
 }
 
 void JNICALL on_class_file_load_hook(jvmtiEnv*, JNIEnv* jni, jclass, jobject loader, const char*,

@@ -6,6 +6,7 @@
 #include <jvmti.h>
 
 #include <string>
+#include <vector>
 
 namespace jvmpi::class_events {
 
@@ -26,9 +27,9 @@ jobjectID ensure_announced(JNIEnv* jni, jclass klass);
 // RequestEvent(CLASS_LOAD, class_id).
 jint request_class_load(JNIEnv* jni, jobjectID class_id);
 
-// An object with this tag was freed: if it was a class, the agent gets CLASS_UNLOAD. Returns
-// whether the tag was a class's.
-bool on_object_freed(jlong tag);
+// Of the tags of freed objects, removes those of classes (and sends CLASS_UNLOAD for them, if the
+// agent wants it); returns the class tags.
+std::vector<jlong> take_classes(std::vector<jlong>& freed_tags);
 
 // "java.lang.String" for "Ljava/lang/String;", "[I" for "[I", "[Ljava.lang.Object;" for arrays
 // of references (the names Class.getName gives).

@@ -93,19 +93,19 @@ void send_gc_start() {
   gate::deliver(&event);
 }
 
-void deliver_freed(const std::vector<jlong>& tags) {
-  const bool objects_wanted = gate::wants(JVMPI_EVENT_OBJECT_FREE);
+void deliver_freed(std::vector<jlong>& tags) {
+  // Classes are taken out first, in one pass; what remains are the objects.
+  for (jlong tag : class_events::take_classes(tags)) {
+    allocation_events::forget_class(tag);
+    class_layouts::forget(tag);
+  }
+  if (!gate::wants(JVMPI_EVENT_OBJECT_FREE)) return;
   for (jlong tag : tags) {
-    if (class_events::on_object_freed(tag)) {
-      allocation_events::forget_class(tag);
-      class_layouts::forget(tag);
-    } else if (objects_wanted) {
-      JVMPI_Event event{};
-      event.event_type = JVMPI_EVENT_OBJECT_FREE;
-      event.env_id = nullptr;  // freed by the collector, in no thread the agent knows
-      event.u.obj_free.obj_id = object_ids::from_tag(tag);
-      gate::deliver(&event);
-    }
+    JVMPI_Event event{};
+    event.event_type = JVMPI_EVENT_OBJECT_FREE;
+    event.env_id = nullptr;  // freed by the collector, in no thread the agent knows
+    event.u.obj_free.obj_id = object_ids::from_tag(tag);
+    gate::deliver(&event);
   }
 }
 
@@ -178,11 +178,9 @@ void JNICALL on_gc_finish(jvmtiEnv*) {
 }
 
 void JNICALL on_object_free(jvmtiEnv*, jlong tag) {
-  {
-    std::lock_guard lock(g_freed_mutex);
-    g_freed_tags.push_back(tag);
-  }
-  sem_post(&g_wakeup);
+  // No wake-up: frees are delivered with the collection that freed them, after its finish.
+  std::lock_guard lock(g_freed_mutex);
+  g_freed_tags.push_back(tag);
 }
 
 void start(JNIEnv* jni) {
