@@ -44,15 +44,10 @@ unsigned current_trace(JNIEnv* env) {
   return p.traces.intern(frames.data(), trace.num_frames, thread);
 }
 
-bool is_own_thread(const std::string& name) {
-  return name.rfind("HPROF ", 0) == 0;
-}
-
 void on_thread_start(const JVMPI_Event& e) {
   Profile& p = profile();
   const unsigned serial = p.threads.on_thread_start(e);
   const char* name = e.u.thread_start.thread_name != nullptr ? e.u.thread_start.thread_name : "";
-  if (is_own_thread(name)) return;
   if (p.options.binary) {
     p.binary.start_thread(serial, e.u.thread_start.thread_id,
                           p.threads.find(e.u.thread_start.thread_env_id));
@@ -66,10 +61,10 @@ void on_thread_start(const JVMPI_Event& e) {
 
 void on_thread_end(const JVMPI_Event& e) {
   Profile& p = profile();
-  const ThreadInfo info = p.threads.find(e.env_id);
   const unsigned serial = p.threads.on_thread_end(e.env_id);
-  if (serial == 0 || is_own_thread(info.name) || p.options.cpu == CpuMode::kOld ||
-      p.options.binary) {
+  if (serial == 0 || p.options.cpu == CpuMode::kOld) return;
+  if (p.options.binary) {
+    p.binary.end_thread(serial);
     return;
   }
   p.output.write(text::thread_end(serial));
@@ -91,18 +86,21 @@ void on_object_alloc(const JVMPI_Event& e, bool requested) {
 void write_wait_line(const JVMPI_Event& e, bool waited) {
   Profile& p = profile();
   if (p.options.binary) return;
-  const unsigned thread = p.threads.serial_of(e.env_id);
+  const unsigned serial = p.threads.serial_of(e.env_id);
+  // Threads the VM started before it could describe them have no THREAD START yet.
+  const std::string thread = serial == kUnknownThreadSerial ? std::string("<unknown thread>")
+                                                            : "thread " + std::to_string(serial);
   const auto& w = e.u.monitor_wait;
   char line[512];
   if (w.object == nullptr) {
     if (waited) return;  // a finished sleep has no line of its own
-    std::snprintf(line, sizeof line, "SLEEP: timeout=%lld, thread %u\n",
-                  static_cast<long long>(w.timeout), thread);
+    std::snprintf(line, sizeof line, "SLEEP: timeout=%lld, %s\n", static_cast<long long>(w.timeout),
+                  thread.c_str());
   } else {
     const std::string sig = monitor_signature(class_name_of_object(w.object));
-    std::snprintf(line, sizeof line, "%s: MONITOR %s, %s=%lld, thread %u\n",
-                  waited ? "WAITED" : "WAIT", sig.c_str(), waited ? "time_waited" : "timeout",
-                  static_cast<long long>(w.timeout), thread);
+    std::snprintf(line, sizeof line, "%s: MONITOR %s, %s=%lld, %s\n", waited ? "WAITED" : "WAIT",
+                  sig.c_str(), waited ? "time_waited" : "timeout",
+                  static_cast<long long>(w.timeout), thread.c_str());
   }
   p.output.write(line);
 }
@@ -289,34 +287,37 @@ std::string class_name_of_object(jobjectID object) {
 
 }  // namespace hprof::agent
 
-extern "C" JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void*) {
+namespace {
+
+// HPROF's JVMPI entry point. Deliberately not exported as JVM_OnLoad: for -Xrunhprof the VM would
+// then call it directly, with a JavaVM that no longer offers JVMPI.
+jint JNICALL hprof_on_load(JavaVM* vm, char* options, void*) {
   return hprof::agent::start(vm, options);
 }
 
-extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void* reserved) {
-  // Find libjvmpi.so beside this library, and start it with this library as its JVMPI agent.
+}  // namespace
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  // Find libjvmpi.so beside this library, and start it with HPROF as its JVMPI agent.
   Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&JVM_OnLoad), &self) == 0 || self.dli_fname == nullptr) {
+  if (dladdr(reinterpret_cast<void*>(&hprof_on_load), &self) == 0 || self.dli_fname == nullptr) {
     std::fprintf(stderr, "hprof: error: cannot find where libhprof.so was loaded from\n");
     return JNI_ERR;
   }
   const std::string path = self.dli_fname;
-  const std::string dir = path.substr(0, path.rfind('/') + 1);
-  const std::string runtime = dir + "libjvmpi.so";
+  const std::string runtime = path.substr(0, path.rfind('/') + 1) + "libjvmpi.so";
   void* handle = dlopen(runtime.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::fprintf(stderr, "hprof: error: cannot load the JVMPI runtime %s: %s\n", runtime.c_str(),
                  dlerror());
     return JNI_ERR;
   }
-  using OnLoad = jint(JNICALL*)(JavaVM*, char*, void*);
-  auto runtime_on_load = reinterpret_cast<OnLoad>(dlsym(handle, "Agent_OnLoad"));
-  if (runtime_on_load == nullptr) {
-    std::fprintf(stderr, "hprof: error: %s has no Agent_OnLoad\n", runtime.c_str());
+  using Start =
+      jint(JNICALL*)(JavaVM*, const char*, jint(JNICALL*)(JavaVM*, char*, void*), const char*);
+  auto start_agent = reinterpret_cast<Start>(dlsym(handle, "JVMPI_StartAgent"));
+  if (start_agent == nullptr) {
+    std::fprintf(stderr, "hprof: error: %s has no JVMPI_StartAgent\n", runtime.c_str());
     return JNI_ERR;
   }
-  std::string spec = path + ":" + (options != nullptr ? options : "");
-  std::vector<char> text(spec.begin(), spec.end());
-  text.push_back('\0');
-  return runtime_on_load(vm, text.data(), reserved);
+  return start_agent(vm, path.c_str(), hprof_on_load, options != nullptr ? options : "");
 }

@@ -167,6 +167,11 @@ size_t TraceTable::KeyHash::operator()(const Key& k) const {
   return h;
 }
 
+TraceTable::TraceTable() {
+  // The empty trace, which every report refers to for what has no stack, is always there.
+  traces_[kEmptyTraceSerial] = TraceInfo{kEmptyTraceSerial, 0, {}, false};
+}
+
 unsigned TraceTable::intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial) {
   Key key{thread_serial, {}};
   key.frames.reserve(static_cast<size_t>(count));

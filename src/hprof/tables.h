@@ -101,6 +101,7 @@ class ThreadTable {
 
 class TraceTable {
  public:
+  TraceTable();
   // The serial of the trace with these frames (and thread, with thread=y), recorded on first use.
   unsigned intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial);
   // Traces not yet written, marked written; in serial order.

@@ -140,7 +140,10 @@ std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& trac
   std::string out;
   for (const TraceInfo& t : traces) {
     out += format("TRACE %u:", t.serial);
-    if (options.thread_in_traces) out += format(" (thread=%u)", t.thread_serial);
+    // The empty trace stands for "no stack" and belongs to no thread.
+    if (options.thread_in_traces && t.serial != kEmptyTraceSerial) {
+      out += format(" (thread=%u)", t.thread_serial);
+    }
     out += "\n";
     if (t.frames.empty()) out += "\t<empty>\n";
     for (const Frame& f : t.frames) out += "\t" + frame(classes, f, options.lineno) + "\n";

@@ -106,15 +106,12 @@ bool set_callbacks() {
 }  // namespace
 }  // namespace jvmpi
 
-extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  using namespace jvmpi;
-  agent_library::AgentSpec spec;
-  std::string error;
-  if (!agent_library::parse(options, spec, error)) {
-    log_error("%s", error.c_str());
-    return JNI_ERR;
-  }
+namespace jvmpi {
+namespace {
 
+// Sets up JVMTI and runs the agent's JVM_OnLoad with a JavaVM that answers JVMPI's GetEnv.
+jint start(JavaVM* vm, const std::string& agent_name, agent_library::OnLoadFunction on_load,
+           const std::string& agent_options) {
   jvmtiEnv* env = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) != JNI_OK || env == nullptr) {
     log_error("this VM offers no JVMTI 11 environment");
@@ -125,16 +122,9 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
     log_error("could not set up the JVMTI environment");
     return JNI_ERR;
   }
-
   std::string tracker_error;
   if (!method_events::prepare(tracker_error)) {
     log_warning("%s; method and instruction events will not be delivered", tracker_error.c_str());
-  }
-
-  auto on_load = agent_library::load(spec, error);
-  if (on_load == nullptr) {
-    log_error("%s", error.c_str());
-    return JNI_ERR;
   }
 
   bool patched = false;
@@ -143,16 +133,49 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
     log_warning("the VM's JavaVM is read-only; only JVM_OnLoad's JavaVM answers JVMPI GetEnv");
   }
 
-  std::vector<char> agent_options(spec.options.begin(), spec.options.end());
-  agent_options.push_back('\0');
-  const jint result = on_load(agent_vm, agent_options.data(), nullptr);
+  std::vector<char> options(agent_options.begin(), agent_options.end());
+  options.push_back('\0');
+  const jint result = on_load(agent_vm, options.data(), nullptr);
   if (result != JNI_OK) {
-    log_error("JVM_OnLoad of JVMPI agent library '%s' failed (returned %d)", spec.library.c_str(),
+    log_error("JVM_OnLoad of JVMPI agent library '%s' failed (returned %d)", agent_name.c_str(),
               static_cast<int>(result));
     return JNI_ERR;
   }
   gate::open();
   return JNI_OK;
+}
+
+}  // namespace
+}  // namespace jvmpi
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  using namespace jvmpi;
+  agent_library::AgentSpec spec;
+  std::string error;
+  if (!agent_library::parse(options, spec, error)) {
+    log_error("%s", error.c_str());
+    return JNI_ERR;
+  }
+  // JVMTI first: the library search uses the VM's system properties.
+  jvmtiEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) == JNI_OK) set_vm(vm, env);
+  auto on_load = agent_library::load(spec, error);
+  if (on_load == nullptr) {
+    log_error("%s", error.c_str());
+    return JNI_ERR;
+  }
+  return start(vm, spec.library, on_load, spec.options);
+}
+
+// For agents that bring the runtime along (HPROF): started by their own Agent_OnLoad with their
+// JVMPI entry point, which must not be exported as JVM_OnLoad (the VM would then treat
+// -Xrun<agent> as an old JVMPI library and call it directly).
+extern "C" JNIEXPORT jint JNICALL JVMPI_StartAgent(JavaVM* vm, const char* agent_name,
+                                                   jint(JNICALL* on_load)(JavaVM*, char*, void*),
+                                                   const char* options) {
+  if (on_load == nullptr) return JNI_ERR;
+  return jvmpi::start(vm, agent_name != nullptr ? agent_name : "?", on_load,
+                      options != nullptr ? options : "");
 }
 
 extern "C" JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {}

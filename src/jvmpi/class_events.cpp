@@ -126,7 +126,12 @@ void announce(JNIEnv* jni, jclass klass, jobjectID class_id) {
     announced = true;
   }
   ClassLoadEvent data;
-  if (!build_class_load(klass, class_id, data)) return;
+  if (!build_class_load(klass, class_id, data)) {
+    // Not describable yet (too early in start-up): the start-up sweep at VM init tries again.
+    std::lock_guard lock(g_mutex);
+    if (auto it = g_classes.find(tag); it != g_classes.end()) it->second = false;
+    return;
+  }
   data.event.env_id = jni;
   gate::deliver(&data.event);
 }
@@ -190,12 +195,36 @@ jobjectID ensure_announced(JNIEnv* jni, jclass klass) {
   return id;
 }
 
+bool link_class(JNIEnv* jni, jclass klass) {
+  jint status = 0;
+  if (jvmti()->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE) return false;
+  if ((status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY)) != 0) return true;
+  if ((status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) return false;
+  // Reflecting on the fields makes the VM link the class (JVMTI has no call for it); it runs no
+  // Java code of the class and does not initialise it.
+  static jmethodID declared_fields = [jni] {
+    LocalRef class_class(jni, jni->FindClass("java/lang/Class"));
+    jmethodID m = class_class.get() == nullptr
+                      ? nullptr
+                      : jni->GetMethodID(static_cast<jclass>(class_class.get()),
+                                         "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+    if (m == nullptr) jni->ExceptionClear();
+    return m;
+  }();
+  if (declared_fields == nullptr) return false;
+  LocalRef fields(jni, jni->CallObjectMethod(klass, declared_fields));
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  return jvmti()->GetClassStatus(klass, &status) == JVMTI_ERROR_NONE &&
+         (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
+}
+
 jint request_class_load(JNIEnv* jni, jobjectID class_id) {
   if (jni == nullptr || class_id == nullptr) return JVMPI_FAIL;
   jobject object = object_ids::object_of(jni, class_id);
   if (object == nullptr) return JVMPI_FAIL;
   LocalRef ref(jni, object);
   jclass klass = static_cast<jclass>(object);
+  link_class(jni, klass);
   ClassLoadEvent data;
   if (!build_class_load(klass, class_id, data)) return JVMPI_FAIL;
   data.event.env_id = jni;

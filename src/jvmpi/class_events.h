@@ -24,6 +24,11 @@ void announce_loaded_classes(JNIEnv* jni);
 // Makes sure the agent has had CLASS_LOAD for `klass` (if it wants CLASS_LOAD) and returns its ID.
 jobjectID ensure_announced(JNIEnv* jni, jclass klass);
 
+// Links a class the VM has loaded but not yet linked (its fields and methods are then known to
+// JVMTI; the ClassPrepare it causes announces it). Classes restored from the CDS archive can
+// have instances in the heap before they are linked. Returns whether the class is prepared now.
+bool link_class(JNIEnv* jni, jclass klass);
+
 // RequestEvent(CLASS_LOAD, class_id).
 jint request_class_load(JNIEnv* jni, jobjectID class_id);
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "class_events.h"
 #include "dump_buffer.h"
 #include "jvmti_access.h"
 #include "object_events.h"
@@ -174,6 +175,26 @@ jint type_code_of_signature(char first) {
   }
 }
 
+void add(JNIEnv* jni, jclass klass, Layouts& out) {
+  // A loaded but unlinked class can have instances (restored from the CDS archive): link it so
+  // its fields are known.
+  if (!class_events::link_class(jni, klass)) return;
+  // The dump names every class by ID: the agent gets each one's CLASS_LOAD first.
+  const jlong tag = object_ids::to_tag(class_events::ensure_announced(jni, klass));
+  if (tag == 0 || out.count(tag) > 0) return;
+  {
+    std::lock_guard lock(g_mutex);
+    if (auto it = g_cache.find(tag); it != g_cache.end()) {
+      out.emplace(tag, it->second);
+      return;
+    }
+  }
+  auto layout = compute(jni, klass);
+  std::lock_guard lock(g_mutex);
+  g_cache.emplace(tag, layout);
+  out.emplace(tag, std::move(layout));
+}
+
 Layouts snapshot(JNIEnv* jni) {
   Layouts out;
   jint count = 0;
@@ -181,22 +202,7 @@ Layouts snapshot(JNIEnv* jni) {
   if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return out;
   for (jint i = 0; i < count; ++i) {
     LocalRef ref(jni, classes[i]);
-    jint status = 0;
-    jvmti()->GetClassStatus(classes[i], &status);
-    if ((status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) continue;
-    if ((status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PREPARED)) == 0) continue;
-    const jlong tag = tag_of(classes[i]);
-    {
-      std::lock_guard lock(g_mutex);
-      if (auto it = g_cache.find(tag); it != g_cache.end()) {
-        out.emplace(tag, it->second);
-        continue;
-      }
-    }
-    auto layout = compute(jni, classes[i]);
-    std::lock_guard lock(g_mutex);
-    g_cache.emplace(tag, layout);
-    out.emplace(tag, std::move(layout));
+    add(jni, classes[i], out);
   }
   return out;
 }

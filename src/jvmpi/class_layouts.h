@@ -35,6 +35,10 @@ using Layouts = std::unordered_map<jlong, std::shared_ptr<const ClassLayout>>;
 // Layouts of every loaded class, by class tag (ID).
 Layouts snapshot(JNIEnv* jni);
 
+// Adds a class that GetLoadedClasses did not list (the heap can hold instances of classes the
+// CDS archive restored without loading them in the usual way).
+void add(JNIEnv* jni, jclass klass, Layouts& layouts);
+
 // Drops the cached layout of an unloaded class.
 void forget(jlong class_tag);
 

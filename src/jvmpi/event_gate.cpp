@@ -56,16 +56,20 @@ bool accepting() {
          notify_function() != nullptr;
 }
 
-bool wants(jint event_type) {
-  return is_enabled(event_type) && accepting();
+// Inside the agent's JVM_SHUT_DOWN handler, what its requests cause (a heap dump announcing a
+// class first, say) still reaches it.
+static bool open_to_this_thread() {
+  return accepting() || (t_in_shut_down && notify_function() != nullptr);
 }
+
+bool wants(jint event_type) { return is_enabled(event_type) && open_to_this_thread(); }
 
 void deliver(JVMPI_Event* event) {
   if (wants(event->event_type)) call_agent(event);
 }
 
 void deliver_requested(JVMPI_Event* event) {
-  if (!accepting() && !(t_in_shut_down && notify_function() != nullptr)) return;
+  if (!open_to_this_thread()) return;
   event->event_type |= JVMPI_REQUESTED_EVENT;
   call_agent(event);
 }

@@ -3,7 +3,9 @@
 #include <jvmti.h>
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "class_layouts.h"
@@ -106,6 +108,8 @@ class HeapWalk {
   }
 
   DumpBuffer& out() { return out_; }
+  // Classes whose instances the walk met without knowing the class (not in the layouts).
+  const std::unordered_set<jlong>& unknown_classes() const { return unknown_classes_; }
   const std::vector<FrameRoot>& frame_roots() const { return frame_roots_; }
   const std::unordered_map<jlong, JNIEnv*>& thread_envs() const { return thread_envs_; }
 
@@ -157,6 +161,7 @@ class HeapWalk {
       return;
     }
     const ClassLayout* layout = layout_of(class_tag);
+    if (layout == nullptr && class_tag != 0) unknown_classes_.insert(class_tag);
     if (layout != nullptr && layout->shape == Shape::kObjectArray) {
       cur_kind_ = Kind::kObjectArray;
       auto it = object_array_lengths_.find(tag);
@@ -445,6 +450,7 @@ class HeapWalk {
   std::unordered_map<jlong, jint> object_array_lengths_;
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
+  std::unordered_set<jlong> unknown_classes_;
 };
 
 jlong class_class_tag(JNIEnv* jni) {
@@ -526,21 +532,43 @@ bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
 
 }  // namespace
 
+// Layouts for a walk: every loaded class, plus classes an earlier walk met without knowing.
+class_layouts::Layouts layouts_with(JNIEnv* jni, const std::unordered_set<jlong>& extra) {
+  class_layouts::Layouts layouts = class_layouts::snapshot(jni);
+  for (jlong tag : extra) {
+    jobject klass = object_ids::object_of(jni, object_ids::from_tag(tag));
+    if (klass == nullptr) continue;
+    LocalRef ref(jni, klass);
+    class_layouts::add(jni, static_cast<jclass>(klass), layouts);
+  }
+  return layouts;
+}
+
 jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (jni == nullptr) return JVMPI_FAIL;
   const jint level = arg == nullptr ? JVMPI_DUMP_LEVEL_2 : arg->heap_dump_level;
   if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) return JVMPI_FAIL;
-  HeapWalk walk(level, class_layouts::snapshot(jni), class_class_tag(jni), thread_envs(),
-                jni_reference_events::global_refs_by_tag(), 0);
-  if (!walk_heap(jni, walk, nullptr)) return JVMPI_FAIL;
+  const jlong class_class = class_class_tag(jni);
+  auto walk = std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class,
+                                         thread_envs(), jni_reference_events::global_refs_by_tag(),
+                                         0);
+  if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
+  if (!walk->unknown_classes().empty()) {
+    // Rare: instances of classes GetLoadedClasses did not list. Learn them and walk again.
+    const std::unordered_set<jlong> unknown = walk->unknown_classes();
+    walk = std::make_unique<HeapWalk>(level, layouts_with(jni, unknown), class_class,
+                                      thread_envs(), jni_reference_events::global_refs_by_tag(),
+                                      0);
+    if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
+  }
   Traces traces;
-  if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(walk);
+  if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(*walk);
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_HEAP_DUMP;
   event.env_id = jni;
   event.u.heap_dump.dump_level = level;
-  event.u.heap_dump.begin = walk.out().begin();
-  event.u.heap_dump.end = walk.out().end();
+  event.u.heap_dump.begin = walk->out().begin();
+  event.u.heap_dump.end = walk->out().end();
   event.u.heap_dump.num_traces = static_cast<jint>(traces.traces.size());
   event.u.heap_dump.traces = traces.traces.empty() ? nullptr : traces.traces.data();
   gate::deliver_requested(&event);

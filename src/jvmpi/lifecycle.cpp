@@ -14,6 +14,7 @@
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "method_events.h"
+#include "monitor_events.h"
 #include "object_events.h"
 #include "thread_events.h"
 
@@ -32,6 +33,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   thread_events::ensure_known(jni, thread);
   thread_events::announce_known_threads(jni);
   class_events::announce_loaded_classes(jni);
+  monitor_events::start_reporting();
   jni_reference_events::install();  // if the start phase was too early for it
   gc_events::start(jni);
   method_events::start(jni);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 
 #include "event_gate.h"
 #include "jvmti_access.h"
@@ -20,8 +21,14 @@ std::atomic<SleepFunction> g_vm_sleep{nullptr};
 // is Thread.sleepNanos0(long), bound to JVM_SleepNanos, and takes nanoseconds.
 std::atomic<bool> g_sleep_takes_nanos{false};
 
-// When the current thread's Object.wait began, for the time MONITOR_WAITED reports.
-thread_local std::chrono::steady_clock::time_point t_wait_start;
+// When the current thread's Object.wait began, for the time MONITOR_WAITED reports (unset: the
+// wait began before the runtime saw it, and its end is not reported either).
+thread_local std::optional<std::chrono::steady_clock::time_point> t_wait_start;
+
+// HotSpot already reports monitor events while the VM is starting, but the agent can neither
+// name those threads nor resolve those objects then (JVMTI specifies the events, and the functions
+// to describe them, for the live phase). They are reported from VM initialisation on.
+std::atomic<bool> g_reporting{false};
 
 jlong elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
@@ -30,7 +37,7 @@ jlong elapsed_ms(std::chrono::steady_clock::time_point since) {
 }
 
 void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
-  if (!gate::wants(type)) return;
+  if (!g_reporting.load() || !gate::wants(type)) return;
   thread_events::ensure_known(jni, thread);
   JVMPI_Event event{};
   event.event_type = type;
@@ -40,7 +47,7 @@ void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
 }
 
 void send_wait(jint type, JNIEnv* jni, jthread thread, jobjectID object, jlong timeout) {
-  if (!gate::wants(type)) return;
+  if (!g_reporting.load() || !gate::wants(type)) return;
   thread_events::ensure_known(jni, thread);
   JVMPI_Event event{};
   event.event_type = type;
@@ -70,6 +77,7 @@ void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobjec
 }
 
 void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlong timeout) {
+  if (!g_reporting.load()) return;
   t_wait_start = std::chrono::steady_clock::now();
   if (gate::wants(JVMPI_EVENT_MONITOR_WAIT)) {
     send_wait(JVMPI_EVENT_MONITOR_WAIT, jni, thread, object_ids::id_of(object), timeout);
@@ -77,11 +85,16 @@ void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlo
 }
 
 void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean) {
+  if (!t_wait_start.has_value()) return;
+  const auto start = *t_wait_start;
+  t_wait_start.reset();
   if (gate::wants(JVMPI_EVENT_MONITOR_WAITED)) {
     send_wait(JVMPI_EVENT_MONITOR_WAITED, jni, thread, object_ids::id_of(object),
-              elapsed_ms(t_wait_start));
+              elapsed_ms(start));
   }
 }
+
+void start_reporting() { g_reporting.store(true); }
 
 void JNICALL on_native_method_bind(jvmtiEnv*, JNIEnv*, jthread, jmethodID, void* address,
                                    void** new_address) {

@@ -12,6 +12,9 @@ void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobjec
 void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlong timeout);
 void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean timed_out);
 
+// From VM initialisation on, monitor events are reported (see .cpp).
+void start_reporting();
+
 // Replaces the VM's sleep native (JVM_Sleep, or JVM_SleepNanos from JDK 21) with a wrapper that
 // reports the sleep.
 void JNICALL on_native_method_bind(jvmtiEnv*, JNIEnv* jni, jthread thread, jmethodID method,
