@@ -30,6 +30,8 @@ struct ClassAllocInfo {
 
 // While a thread primes its sampler (see prime_current_thread) its own samples are not reported.
 thread_local bool t_priming = false;
+// The runtime's own allocations (while it sets up at VM init) are not the program's.
+thread_local int t_internal_allocations = 0;
 thread_local bool t_primed = false;
 
 std::shared_mutex g_mutex;
@@ -71,7 +73,8 @@ void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, job
     t_primed = true;
     return;
   }
-  if (!gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
+  if (t_internal_allocations > 0 || !gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
+  object_events::ensure_heap_arena_announced();
   thread_events::ensure_known(jni, thread);
   const ClassAllocInfo info = info_of(jni, klass);
   JVMPI_Event event{};
@@ -90,6 +93,9 @@ void forget_class(jlong class_tag) {
   std::unique_lock lock(g_mutex);
   g_class_info.erase(class_tag);
 }
+
+InternalAllocations::InternalAllocations() { ++t_internal_allocations; }
+InternalAllocations::~InternalAllocations() { --t_internal_allocations; }
 
 void prime_current_thread(JNIEnv* jni) {
   // A thread that existed when the interval changed keeps its old next sampling point (on JDK 17,

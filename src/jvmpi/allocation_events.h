@@ -12,6 +12,15 @@ namespace jvmpi::allocation_events {
 void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
                                      jclass klass, jlong size);
 
+// Marks the calling thread's allocations as the runtime's own (not reported) while in scope.
+class InternalAllocations {
+ public:
+  InternalAllocations();
+  ~InternalAllocations();
+  InternalAllocations(const InternalAllocations&) = delete;
+  InternalAllocations& operator=(const InternalAllocations&) = delete;
+};
+
 // Switches per-allocation sampling on or off (follows EnableEvent(OBJECT_ALLOC)).
 void set_tracking(bool on);
 

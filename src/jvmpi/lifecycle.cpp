@@ -27,17 +27,21 @@ void JNICALL on_vm_start(jvmtiEnv*, JNIEnv*) {
 
 void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   object_events::start();  // ARENA_NEW precedes the first OBJECT_ALLOC, which can come any time now
-  event_control::apply_pending();
-  // The main thread existed before allocation tracking could begin.
-  if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC)) allocation_events::prime_current_thread(jni);
-  thread_events::ensure_known(jni, thread);
-  thread_events::announce_known_threads(jni);
-  class_events::announce_loaded_classes(jni);
-  monitor_events::start_reporting();
-  jni_reference_events::install();  // if the start phase was too early for it
-  gc_events::start(jni);
-  method_events::start(jni);
-  data_requests::start(jni);
+  {
+    // What the runtime allocates while it sets up here is not the program's.
+    allocation_events::InternalAllocations internal;
+    thread_events::ensure_known(jni, thread);
+    thread_events::announce_known_threads(jni);
+    event_control::apply_pending();
+    // The main thread existed before allocation tracking could begin.
+    if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC)) allocation_events::prime_current_thread(jni);
+    class_events::announce_loaded_classes(jni);
+    monitor_events::start_reporting();
+    jni_reference_events::install();  // if the start phase was too early for it
+    gc_events::start(jni);
+    method_events::start(jni);
+    data_requests::start(jni);
+  }
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_JVM_INIT_DONE;
   event.env_id = jni;

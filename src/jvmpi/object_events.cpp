@@ -56,6 +56,10 @@ void announce_heap_arena_when_live() {
   if (g_live.load()) send_arena_new();
 }
 
+void ensure_heap_arena_announced() {
+  if (!g_arena_announced.load(std::memory_order_relaxed)) send_arena_new();
+}
+
 void start() {
   g_live.store(true);
   send_arena_new();

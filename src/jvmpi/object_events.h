@@ -25,6 +25,9 @@ jobjectID element_class_id(JNIEnv* jni, jclass array_class);
 
 // Sends ARENA_NEW for the heap arena once: now if the VM is live, else at VM init.
 void announce_heap_arena_when_live();
+// Sends ARENA_NEW now if it has not been sent (allocation events come only in the live phase,
+// possibly on other threads before VM init has run).
+void ensure_heap_arena_announced();
 // Called at VM init.
 void start();
 

@@ -11,6 +11,7 @@
 #include "event_gate.h"
 #include "jvmti_access.h"
 #include "log.h"
+#include "thread_registry.h"
 
 namespace jvmpi::raw_monitors {
 namespace {
@@ -90,12 +91,15 @@ void enter(JVMPI_RawMonitor handle) {
   }
   const bool contended = m->owner.load(std::memory_order_acquire) != nullptr;
   JNIEnv* env = current_jni_env();
+  ThreadRecordPtr record = threads::find(env);
   if (contended) {
     m->contenders.fetch_add(1);
     add(m->waiters_mutex, m->entering, env);
     send(JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, m, handle);
   }
+  if (record != nullptr) record->raw_monitor_state.store(1);
   jvmti()->RawMonitorEnter(m->id);
+  if (record != nullptr) record->raw_monitor_state.store(0);
   m->owner.store(self(), std::memory_order_release);
   m->owner_env.store(env, std::memory_order_release);
   m->entry_count = 1;
@@ -129,7 +133,10 @@ void wait(JVMPI_RawMonitor handle, jlong ms) {
   m->owner_env.store(nullptr);
   m->owner.store(nullptr, std::memory_order_release);
   add(m->waiters_mutex, m->waiting, env);
+  ThreadRecordPtr record = threads::find(env);
+  if (record != nullptr) record->raw_monitor_state.store(2);
   jvmti()->RawMonitorWait(m->id, ms);
+  if (record != nullptr) record->raw_monitor_state.store(0);
   drop(m->waiters_mutex, m->waiting, env);
   m->owner.store(self(), std::memory_order_release);
   m->owner_env.store(env);

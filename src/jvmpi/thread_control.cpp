@@ -162,9 +162,10 @@ jint status(JNIEnv* env) {
   jint state = 0;
   if (jvmti()->GetThreadState(record->thread, &state) != JVMTI_ERROR_NONE) return JVMPI_FAIL;
   jint result = JVMPI_THREAD_RUNNABLE;
-  if ((state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) != 0) {
+  const int raw = record->raw_monitor_state.load();
+  if (raw == 1 || (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) != 0) {
     result = JVMPI_THREAD_MONITOR_WAIT;
-  } else if ((state & JVMTI_THREAD_STATE_WAITING) != 0) {
+  } else if (raw == 2 || (state & JVMTI_THREAD_STATE_WAITING) != 0) {
     result = JVMPI_THREAD_CONDVAR_WAIT;  // Object.wait, sleep, park
   }
   if ((state & JVMTI_THREAD_STATE_INTERRUPTED) != 0) result |= JVMPI_THREAD_INTERRUPTED;

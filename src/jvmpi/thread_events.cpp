@@ -84,10 +84,17 @@ bool send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requeste
 }
 
 void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
-  if (record == nullptr || record->internal || !gate::wants(JVMPI_EVENT_THREAD_START)) return;
+  if (record == nullptr || record->internal || record->announced.load() ||
+      !gate::wants(JVMPI_EVENT_THREAD_START)) {
+    return;
+  }
   if (!mark_announced(record->env)) return;
   // Threads seen in JVMTI's start phase are announced at VM init (announce_known_threads).
-  if (!send_thread_start(caller, *record, false)) unmark_announced(record->env);
+  if (send_thread_start(caller, *record, false)) {
+    record->announced.store(true);
+  } else {
+    unmark_announced(record->env);
+  }
 }
 
 }  // namespace
@@ -113,9 +120,12 @@ void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
 }
 
 void ensure_known(JNIEnv* jni, jthread thread) {
-  bool created = false;
-  ThreadRecordPtr record = threads::current(jni, thread, &created);
-  if (created) announce(jni, record);
+  ThreadRecordPtr record = threads::current(jni, thread);
+  // A thread first seen in the start phase, when it could not be described, is announced at
+  // the first event it causes afterwards.
+  if (record != nullptr && !record->announced.load(std::memory_order_relaxed)) {
+    announce(jni, record);
+  }
 }
 
 void announce_known_threads(JNIEnv* jni) {

@@ -24,6 +24,11 @@ struct ThreadRecord {
   std::atomic<void*> local_storage{nullptr};
   // Threads the runtime itself runs; their start and end are not reported.
   bool internal = false;
+  // Whether the agent has had THREAD_START for this thread.
+  std::atomic<bool> announced{false};
+  // Set while the thread is blocked entering (1) or waiting on (2) a JVMPI raw monitor, which
+  // JVMTI reports as running native code.
+  std::atomic<int> raw_monitor_state{0};
 
   std::mutex suspension_mutex;
   bool suspended_by_jvmpi = false;

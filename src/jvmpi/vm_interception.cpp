@@ -33,6 +33,14 @@ jint JNICALL get_env(JavaVM*, void** env, jint version) {
     *env = &jvmpi_interface();
     return JNI_OK;
   }
+  // Versions no interface of this VM has (neither JNI, JVMTI nor JVMPI) are refused as such even
+  // during JVM_OnLoad, when the VM itself would answer that the thread is not attached.
+  const bool jni_version = (version & 0xffff0000) == 0x00010000;
+  const bool jvmti_version = (version & 0x70000000) == 0x30000000;
+  if (!jni_version && !jvmti_version) {
+    if (env != nullptr) *env = nullptr;
+    return JNI_EVERSION;
+  }
   return g_real.GetEnv(g_real_vm, env, version);
 }
 

@@ -1,0 +1,388 @@
+/*
+ * Object events and dumps (runtime part 2): OBJECT_ALLOC of a known class on a known thread,
+ * ARENA_NEW, OBJECT_FREE of those objects after they die, JNI global and weak global reference
+ * events, and the request-only OBJECT_DUMP, HEAP_DUMP (level 0) and MONITOR_DUMP, whose buffers are
+ * parsed here as a 1.2-era front end would (u2/u4/u8 big-endian, IDs native).
+ *
+ * Hooks: 1 = OBJECT_DUMP of the object passed; 2 = HEAP_DUMP level 0; 3 = MONITOR_DUMP (the object
+ * passed is the monitor of interest); 4 = number of tracked objects freed so far; 5 = request
+ * OBJECT_ALLOC for the last freed one; 9 = log the object's ID (arg labels it). At JVM_SHUT_DOWN
+ * it requests a last HEAP_DUMP (level 0).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_common.h"
+
+#define TRACKED_CLASS "jvmpitest.ObjectProgram$Tracked"
+#define MAX_TRACKED 256
+#define MAX_FIELDS 16
+
+static JVMPI_Interface* jvmpi;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile jobjectID tracked_class;
+static struct {
+  char name[64];
+  char sig[64];
+} tracked_fields[MAX_FIELDS];
+static int tracked_field_count;
+static jobjectID tracked[MAX_TRACKED];
+static int tracked_count;
+static volatile int freed_count;
+static jobjectID volatile last_freed;
+static volatile int shutting_down;
+static int arena_seen, alloc_before_arena;
+
+/* Threads whose allocations arrived before their THREAD_START. */
+#define MAX_EARLY 64
+static struct {
+  JNIEnv* env;
+  long allocs;
+} early[MAX_EARLY];
+static int init_done;
+
+static void note_unknown_thread(JNIEnv* env) {
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < MAX_EARLY; i++) {
+    if (early[i].env == env || early[i].env == NULL) {
+      early[i].env = env;
+      early[i].allocs++;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+static long take_early_allocs(JNIEnv* env) {
+  long n = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < MAX_EARLY; i++) {
+    if (early[i].env == env) {
+      n = early[i].allocs;
+      early[i].env = NULL;
+      early[i].allocs = 0;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+static int is_tracked(jobjectID id) {
+  for (int i = 0; i < tracked_count; i++) {
+    if (tracked[i] == id) return 1;
+  }
+  return 0;
+}
+
+static uint32_t u4(const unsigned char* p) {
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static uint64_t u8(const unsigned char* p) {
+  return ((uint64_t)u4(p) << 32) | u4(p + 4);
+}
+
+static void* id_at(const unsigned char* p) {
+  void* v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static void object_alloc(JVMPI_Event* ev) {
+  char thread[128];
+  jobjectID cls = ev->u.obj_alloc.class_id;
+  threads_name(ev->env_id, thread, sizeof thread);
+  if (ev->env_id != NULL && strcmp(thread, "?") == 0) note_unknown_thread(ev->env_id);
+  if (!arena_seen && alloc_before_arena++ < 3) {
+    tl_log(
+        "OA_BEFORE_ARENA	thread=%s	env=0x%llx	class_id=0x%llx	is_array=%d	"
+        "size=%d",
+        thread, PTR(ev->env_id), PTR(cls), (int)ev->u.obj_alloc.is_array,
+        (int)ev->u.obj_alloc.size);
+  }
+  if (tracked_class == NULL || cls != tracked_class) return;
+  if (ev->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT) {
+    pthread_mutex_lock(&lock);
+    if (tracked_count < MAX_TRACKED) tracked[tracked_count++] = ev->u.obj_alloc.obj_id;
+    pthread_mutex_unlock(&lock);
+  }
+  tl_log("OA\tthread=%s\tis_array=%d\tsize=%d\tarena=%d\tobj=0x%llx\trequested=%d", thread,
+         (int)ev->u.obj_alloc.is_array, (int)ev->u.obj_alloc.size, (int)ev->u.obj_alloc.arena_id,
+         PTR(ev->u.obj_alloc.obj_id), (ev->event_type & JVMPI_REQUESTED_EVENT) != 0);
+}
+
+/* Primitive arrays carry no class: log those of the allocator thread by type and size. */
+static void primitive_array_alloc(JVMPI_Event* ev) {
+  char thread[128];
+  if (ev->u.obj_alloc.is_array != JVMPI_LONG) return;
+  threads_name(ev->env_id, thread, sizeof thread);
+  if (strcmp(thread, "jvmpitest-allocator") != 0) return;
+  tl_log("OA_PRIM\tis_array=%d\tsize=%d\tclass_id=0x%llx", (int)ev->u.obj_alloc.is_array,
+         (int)ev->u.obj_alloc.size, PTR(ev->u.obj_alloc.class_id));
+}
+
+static void object_free(JVMPI_Event* ev) {
+  int hit;
+  pthread_mutex_lock(&lock);
+  hit = is_tracked(ev->u.obj_free.obj_id);
+  pthread_mutex_unlock(&lock);
+  if (hit) {
+    last_freed = ev->u.obj_free.obj_id;
+    freed_count++;
+    tl_log("OF\tobj=0x%llx", PTR(ev->u.obj_free.obj_id));
+  }
+}
+
+static void object_dump(JVMPI_Event* ev) {
+  const unsigned char* d = (const unsigned char*)ev->u.object_dump.data;
+  int len = ev->u.object_dump.data_len;
+  if (d == NULL || len < 1) {
+    tl_log("OBJDUMP\tlen=%d\tdata=0x%llx", len, PTR(d));
+    return;
+  }
+  if (d[0] != JVMPI_GC_INSTANCE_DUMP || len < 21) {
+    tl_log("OBJDUMP\tlen=%d\ttype=0x%x", len, d[0]);
+    return;
+  }
+  uint32_t count = u4(d + 17);
+  tl_log("OBJDUMP\tlen=%d\ttype=0x%x\tobj=0x%llx\tclass=0x%llx\tbytes=%u\trequested=%d", len, d[0],
+         PTR(id_at(d + 1)), PTR(id_at(d + 9)), count,
+         (ev->event_type & JVMPI_REQUESTED_EVENT) != 0);
+  const unsigned char* p = d + 21;
+  const unsigned char* end = d + 21 + count;
+  for (int i = 0; i < tracked_field_count && p < end; i++) {
+    char sig = tracked_fields[i].sig[0];
+    if (sig == 'I') {
+      tl_log("DUMPFIELD\tname=%s\tvalue=%d", tracked_fields[i].name, (int)(int32_t)u4(p));
+      p += 4;
+    } else if (sig == 'J') {
+      tl_log("DUMPFIELD\tname=%s\tvalue=%lld", tracked_fields[i].name, (long long)(int64_t)u8(p));
+      p += 8;
+    } else if (sig == 'L' || sig == '[') {
+      tl_log("DUMPFIELD\tname=%s\tvalue=0x%llx", tracked_fields[i].name, PTR(id_at(p)));
+      p += sizeof(void*);
+    } else {
+      tl_log("DUMPFIELD\tname=%s\tunexpected_sig=%s", tracked_fields[i].name,
+             tracked_fields[i].sig);
+      return;
+    }
+  }
+  tl_log("OBJDUMP_END\tconsumed=%ld", (long)(p - (d + 21)));
+}
+
+static void heap_dump(JVMPI_Event* ev) {
+  const unsigned char* p = (const unsigned char*)ev->u.heap_dump.begin;
+  const unsigned char* end = (const unsigned char*)ev->u.heap_dump.end;
+  long records = 0, found = 0, types_ok = 1;
+  pthread_mutex_lock(&lock);
+  while (p != NULL && p + 1 + sizeof(void*) <= end) {
+    jobjectID id = id_at(p + 1);
+    if (is_tracked(id)) {
+      found++;
+      if (p[0] != JVMPI_NORMAL_OBJECT) types_ok = 0;
+    }
+    records++;
+    p += 1 + sizeof(void*);
+  }
+  pthread_mutex_unlock(&lock);
+  tl_log(
+      "HEAPDUMP\tlevel=%d\trecords=%ld\ttracked_found=%ld\ttracked_types_ok=%ld\tleftover=%ld\t"
+      "at_shutdown=%d",
+      ev->u.heap_dump.dump_level, records, found, types_ok, p != NULL ? (long)(end - p) : -1L,
+      (int)shutting_down);
+}
+
+/* Reads a list of JNIEnv* into "name,name". */
+static const unsigned char* env_list(const unsigned char* p, char* out, size_t len) {
+  uint32_t n = u4(p);
+  p += 4;
+  out[0] = '\0';
+  for (uint32_t i = 0; i < n; i++) {
+    char name[128];
+    threads_name((JNIEnv*)id_at(p), name, sizeof name);
+    p += sizeof(void*);
+    if (strlen(out) + strlen(name) + 2 < len) {
+      if (i > 0) strcat(out, ",");
+      strcat(out, name);
+    }
+  }
+  return p;
+}
+
+static jobjectID monitor_of_interest;
+
+static void monitor_dump(JVMPI_Event* ev) {
+  const unsigned char* p = (const unsigned char*)ev->u.monitor_dump.begin;
+  const unsigned char* end = (const unsigned char*)ev->u.monitor_dump.end;
+  long java = 0, raw = 0;
+  tl_log("MONDUMP\tnum_traces=%d\tstatus_null=%d", (int)ev->u.monitor_dump.num_traces,
+         ev->u.monitor_dump.threads_status == NULL);
+  while (p != NULL && p < end) {
+    char owner[128], enter[512], notify[512];
+    int type = *p++;
+    if (type == JVMPI_MONITOR_JAVA) {
+      jobjectID obj = id_at(p);
+      threads_name((JNIEnv*)id_at(p + sizeof(void*)), owner, sizeof owner);
+      uint32_t entries = u4(p + 2 * sizeof(void*));
+      p = env_list(p + 2 * sizeof(void*) + 4, enter, sizeof enter);
+      p = env_list(p, notify, sizeof notify);
+      java++;
+      if (obj == monitor_of_interest) {
+        tl_log("MONDUMP_JAVA\towner=%s\tentries=%u\tenter=%s\tnotify=%s", owner, entries, enter,
+               notify);
+      }
+    } else if (type == JVMPI_MONITOR_RAW) {
+      const char* name = id_at(p);
+      threads_name((JNIEnv*)id_at(p + 2 * sizeof(void*)), owner, sizeof owner);
+      uint32_t entries = u4(p + 3 * sizeof(void*));
+      p = env_list(p + 3 * sizeof(void*) + 4, enter, sizeof enter);
+      p = env_list(p, notify, sizeof notify);
+      raw++;
+      tl_log("MONDUMP_RAW\tname=%s\towner=%s\tentries=%u", name ? name : "(null)", owner, entries);
+    } else {
+      tl_log("MONDUMP_BAD_TYPE\ttype=%d", type);
+      return;
+    }
+  }
+  tl_log("MONDUMP_END\tjava=%ld\traw=%ld\tleftover=%ld", java, raw,
+         p != NULL ? (long)(end - p) : -1L);
+}
+
+static void notify_event(JVMPI_Event* ev) {
+  switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
+    case JVMPI_EVENT_THREAD_START: {
+      long allocs = take_early_allocs(ev->u.thread_start.thread_env_id);
+      threads_add(ev->u.thread_start.thread_env_id, ev->u.thread_start.thread_name);
+      tl_log("TS\tname=%s\tallocs_before=%ld\tinit_done=%d", ev->u.thread_start.thread_name, allocs,
+             init_done);
+      break;
+    }
+    case JVMPI_EVENT_JVM_INIT_DONE:
+      init_done = 1;
+      tl_log("INIT_DONE");
+      break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN: {
+      /* A last heap dump at shut-down, as HPROF does. */
+      JVMPI_HeapDumpArg level0 = {JVMPI_DUMP_LEVEL_0};
+      shutting_down = 1;
+      tl_log("SHUT_DOWN_REQUEST\trc=%d", (int)jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &level0));
+      break;
+    }
+    case JVMPI_EVENT_CLASS_LOAD:
+      if (strcmp(ev->u.class_load.class_name, TRACKED_CLASS) == 0) {
+        for (int i = 0; i < ev->u.class_load.num_instance_fields && i < MAX_FIELDS; i++) {
+          snprintf(tracked_fields[i].name, sizeof tracked_fields[i].name, "%s",
+                   ev->u.class_load.instances[i].field_name);
+          snprintf(tracked_fields[i].sig, sizeof tracked_fields[i].sig, "%s",
+                   ev->u.class_load.instances[i].field_signature);
+        }
+        tracked_field_count = ev->u.class_load.num_instance_fields;
+        tracked_class = ev->u.class_load.class_id;
+        tl_log("TRACKED_CLASS\tid=0x%llx", PTR(tracked_class));
+      }
+      break;
+    case JVMPI_EVENT_ARENA_NEW:
+      arena_seen++;
+      tl_log("ARENA_NEW\tid=%d\tname=%s\tallocs_before=%d", (int)ev->u.new_arena.arena_id,
+             ev->u.new_arena.arena_name ? ev->u.new_arena.arena_name : "(null)",
+             alloc_before_arena);
+      break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+      object_alloc(ev);
+      primitive_array_alloc(ev);
+      break;
+    case JVMPI_EVENT_OBJECT_FREE:
+      object_free(ev);
+      break;
+    case JVMPI_EVENT_GC_START:
+      tl_log("GC_START");
+      break;
+    case JVMPI_EVENT_GC_FINISH:
+      tl_log("GC_FINISH");
+      break;
+    case JVMPI_EVENT_JNI_GLOBALREF_ALLOC:
+      tl_log("GREF_ALLOC\tobj=0x%llx\tref=0x%llx", PTR(ev->u.jni_globalref_alloc.obj_id),
+             PTR(ev->u.jni_globalref_alloc.ref_id));
+      break;
+    case JVMPI_EVENT_JNI_GLOBALREF_FREE:
+      tl_log("GREF_FREE\tref=0x%llx", PTR(ev->u.jni_globalref_free.ref_id));
+      break;
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC:
+      tl_log("WREF_ALLOC\tobj=0x%llx\tref=0x%llx", PTR(ev->u.jni_globalref_alloc.obj_id),
+             PTR(ev->u.jni_globalref_alloc.ref_id));
+      break;
+    case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
+      tl_log("WREF_FREE\tref=0x%llx", PTR(ev->u.jni_globalref_free.ref_id));
+      break;
+    case JVMPI_EVENT_OBJECT_DUMP:
+      object_dump(ev);
+      break;
+    case JVMPI_EVENT_HEAP_DUMP:
+      heap_dump(ev);
+      break;
+    case JVMPI_EVENT_MONITOR_DUMP:
+      monitor_dump(ev);
+      break;
+    default:
+      break;
+  }
+}
+
+JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint code, jlong arg,
+                                                  jobject obj) {
+  (void)env;
+  (void)cls;
+  jint rc = -1;
+  jvmpi->DisableGC();
+  jobjectID id = obj != NULL ? jvmpi->jobject2jobjectID(obj) : NULL;
+  if (code == 1) {
+    rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, id);
+    tl_log("REQUEST\twhat=object_dump\trc=%d\tobj=0x%llx", (int)rc, PTR(id));
+  } else if (code == 2) {
+    JVMPI_HeapDumpArg level0 = {JVMPI_DUMP_LEVEL_0};
+    rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &level0);
+    tl_log("REQUEST\twhat=heap_dump\trc=%d", (int)rc);
+  } else if (code == 3) {
+    monitor_of_interest = id;
+    rc = jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL);
+    tl_log("REQUEST\twhat=monitor_dump\trc=%d", (int)rc);
+  } else if (code == 4) {
+    rc = freed_count;
+  } else if (code == 5) {
+    /* The ID of a freed object names nothing any more. */
+    rc = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, last_freed);
+    tl_log("REQUEST\twhat=freed_alloc\trc=%d\tobj=0x%llx", (int)rc, PTR(last_freed));
+  } else if (code == 9) {
+    tl_log("OBJID\twhat=%lld\tid=0x%llx", (long long)arg, PTR(id));
+    rc = 0;
+  }
+  jvmpi->EnableGC();
+  return rc;
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
+  (void)reserved;
+  if (!tl_open(options)) return JNI_ERR;
+  if ((*jvm)->GetEnv(jvm, (void**)&jvmpi, JVMPI_VERSION_1_1) != JNI_OK) return JNI_ERR;
+  jvmpi->NotifyEvent = notify_event;
+  jint events[] = {JVMPI_EVENT_THREAD_START,
+                   JVMPI_EVENT_JVM_INIT_DONE,
+                   JVMPI_EVENT_JVM_SHUT_DOWN,
+                   JVMPI_EVENT_CLASS_LOAD,
+                   JVMPI_EVENT_ARENA_NEW,
+                   JVMPI_EVENT_OBJECT_ALLOC,
+                   JVMPI_EVENT_OBJECT_FREE,
+                   JVMPI_EVENT_OBJECT_MOVE,
+                   JVMPI_EVENT_GC_START,
+                   JVMPI_EVENT_GC_FINISH,
+                   JVMPI_EVENT_JNI_GLOBALREF_ALLOC,
+                   JVMPI_EVENT_JNI_GLOBALREF_FREE,
+                   JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC,
+                   JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE};
+  for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+    tl_log("ENABLE\tevent=%d\trc=%d", (int)events[i], (int)jvmpi->EnableEvent(events[i], NULL));
+  }
+  return JNI_OK;
+}
