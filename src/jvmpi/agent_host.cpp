@@ -51,6 +51,7 @@ bool add_capabilities() {
   wanted.can_get_current_contended_monitor = 1;
   wanted.can_generate_sampled_object_alloc_events = 1;
   wanted.can_retransform_classes = 1;
+  wanted.can_generate_vm_object_alloc_events = 1;
 
   // Take what this VM offers; what is missing only disables the events that need it.
   jvmtiCapabilities granted{};
@@ -86,6 +87,7 @@ bool set_callbacks() {
   cb.ObjectFree = gc_events::on_object_free;
   cb.DataDumpRequest = data_requests::on_data_dump_request;
   cb.SampledObjectAlloc = allocation_events::on_sampled_object_alloc;
+  cb.VMObjectAlloc = allocation_events::on_vm_object_alloc;
   if (!jvmti_ok(jvmti()->SetEventCallbacks(&cb, sizeof cb), "SetEventCallbacks")) return false;
 
   // What the runtime needs whatever the agent enables; the rest follows EnableEvent.
@@ -94,7 +96,9 @@ bool set_callbacks() {
                        JVMTI_EVENT_OBJECT_FREE, JVMTI_EVENT_NATIVE_METHOD_BIND,
                        // Frees and class unloads are delivered per collection, so collections
                        // are counted whether or not the agent wants GC_START/GC_FINISH.
-                       JVMTI_EVENT_GARBAGE_COLLECTION_FINISH}) {
+                       JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+                       // The monitor dump needs to know what each waiting thread waits on.
+                       JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED}) {
     if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr),
                   "SetEventNotificationMode")) {
       return false;

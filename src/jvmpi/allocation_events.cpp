@@ -67,13 +67,9 @@ ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
 
 }  // namespace
 
-void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
-                                     jclass klass, jlong size) {
-  if (t_priming) {
-    t_primed = true;
-    return;
-  }
-  if (t_internal_allocations > 0 || !gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
+namespace {
+
+void report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size, jobjectID id) {
   object_events::ensure_heap_arena_announced();
   thread_events::ensure_known(jni, thread);
   const ClassAllocInfo info = info_of(jni, klass);
@@ -85,8 +81,29 @@ void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, job
   e.class_id = info.class_id;
   e.is_array = info.type_code;
   e.size = static_cast<jint>(size);
-  e.obj_id = object_ids::tag_new_object(object);
+  e.obj_id = id != nullptr ? id : object_ids::tag_new_object(object);
   gate::deliver(&event);
+}
+
+}  // namespace
+
+void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                     jclass klass, jlong size) {
+  if (t_priming) {
+    t_primed = true;
+    return;
+  }
+  if (t_internal_allocations > 0 || !gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
+  report(jni, thread, object, klass, size, nullptr);
+}
+
+void JNICALL on_vm_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                jclass klass, jlong size) {
+  // The VM's own allocations (clone, reflection, ...) usually reached the sampler already and
+  // carry their ID; some (clone on JDK 21+) reach only this event.
+  if (t_priming || t_internal_allocations > 0 || !gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
+  if (object_ids::existing_id_of(object) != nullptr) return;
+  report(jni, thread, object, klass, size, nullptr);
 }
 
 void forget_class(jlong class_tag) {
@@ -94,8 +111,12 @@ void forget_class(jlong class_tag) {
   g_class_info.erase(class_tag);
 }
 
-InternalAllocations::InternalAllocations() { ++t_internal_allocations; }
-InternalAllocations::~InternalAllocations() { --t_internal_allocations; }
+InternalAllocations::InternalAllocations() {
+  ++t_internal_allocations;
+}
+InternalAllocations::~InternalAllocations() {
+  --t_internal_allocations;
+}
 
 void prime_current_thread(JNIEnv* jni) {
   // A thread that existed when the interval changed keeps its old next sampling point (on JDK 17,

@@ -21,6 +21,9 @@ class InternalAllocations {
   InternalAllocations& operator=(const InternalAllocations&) = delete;
 };
 
+void JNICALL on_vm_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
+                                jclass klass, jlong size);
+
 // Switches per-allocation sampling on or off (follows EnableEvent(OBJECT_ALLOC)).
 void set_tracking(bool on);
 

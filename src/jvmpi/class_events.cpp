@@ -3,6 +3,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "event_gate.h"
@@ -200,22 +201,37 @@ bool link_class(JNIEnv* jni, jclass klass) {
   if (jvmti()->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE) return false;
   if ((status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY)) != 0) return true;
   if ((status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) return false;
-  // Reflecting on the fields makes the VM link the class (JVMTI has no call for it); it runs no
-  // Java code of the class and does not initialise it.
+  // A class that cannot be linked is tried once: reflection allocates, and repeated dumps of an
+  // idle program must not change its heap.
+  static std::mutex failed_mutex;
+  static std::unordered_set<jlong> failed;
+  const jlong tag = object_ids::to_tag(object_ids::id_of(klass));
+  {
+    std::lock_guard lock(failed_mutex);
+    if (failed.count(tag) > 0) return false;
+  }
+  // Asking the VM for the declared fields makes it link the class (JVMTI has no call for it); it
+  // runs no Java code of the class and does not initialise it. The VM's own native is called,
+  // not Class.getDeclaredFields, which would keep the answer in the class's reflection cache.
   static jmethodID declared_fields = [jni] {
     LocalRef class_class(jni, jni->FindClass("java/lang/Class"));
     jmethodID m = class_class.get() == nullptr
                       ? nullptr
                       : jni->GetMethodID(static_cast<jclass>(class_class.get()),
-                                         "getDeclaredFields", "()[Ljava/lang/reflect/Field;");
+                                         "getDeclaredFields0", "(Z)[Ljava/lang/reflect/Field;");
     if (m == nullptr) jni->ExceptionClear();
     return m;
   }();
   if (declared_fields == nullptr) return false;
-  LocalRef fields(jni, jni->CallObjectMethod(klass, declared_fields));
+  LocalRef fields(jni, jni->CallObjectMethod(klass, declared_fields, JNI_TRUE));
   if (jni->ExceptionCheck()) jni->ExceptionClear();
-  return jvmti()->GetClassStatus(klass, &status) == JVMTI_ERROR_NONE &&
-         (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
+  const bool prepared = jvmti()->GetClassStatus(klass, &status) == JVMTI_ERROR_NONE &&
+                        (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
+  if (!prepared) {
+    std::lock_guard lock(failed_mutex);
+    failed.insert(tag);
+  }
+  return prepared;
 }
 
 jint request_class_load(JNIEnv* jni, jobjectID class_id) {

@@ -57,7 +57,7 @@ EventInfo info_of(jint type) {
     case JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE:
       return {S::kAvailable, {kNone, kNone}};
     case JVMPI_EVENT_OBJECT_ALLOC:
-      return {S::kAvailable, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, kNone}};
+      return {S::kAvailable, {JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, JVMTI_EVENT_VM_OBJECT_ALLOC}};
     case JVMPI_EVENT_METHOD_ENTRY:  // bytecode insertion: classes go through the load hook
     case JVMPI_EVENT_METHOD_ENTRY2:
     case JVMPI_EVENT_METHOD_EXIT:

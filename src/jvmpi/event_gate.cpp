@@ -62,7 +62,9 @@ static bool open_to_this_thread() {
   return accepting() || (t_in_shut_down && notify_function() != nullptr);
 }
 
-bool wants(jint event_type) { return is_enabled(event_type) && open_to_this_thread(); }
+bool wants(jint event_type) {
+  return is_enabled(event_type) && open_to_this_thread();
+}
 
 void deliver(JVMPI_Event* event) {
   if (wants(event->event_type)) call_agent(event);

@@ -109,14 +109,21 @@ void deliver_freed(std::vector<jlong>& tags) {
   }
 }
 
-// JVMTI posts ObjectFree events lazily; any tag-map operation posts the pending ones at once, on
-// the calling thread. Doing one right after a collection puts all it freed inside its pair.
-void flush_object_free_events() {
+// JVMTI posts ObjectFree events lazily (from the VM's service thread). A heap walk first posts
+// all that are pending, on the calling thread; one that starts at a single object and follows no
+// reference costs next to nothing, and puts everything a collection freed inside its pair.
+jint JNICALL visit_nothing(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong,
+                           jlong, jlong*, jlong*, jint, void*) {
+  return 0;
+}
+
+void flush_object_free_events(JNIEnv* jni) {
   jthread self = nullptr;
   if (jvmti()->GetCurrentThread(&self) != JVMTI_ERROR_NONE || self == nullptr) return;
-  jlong tag = 0;
-  jvmti()->GetTag(self, &tag);
-  if (JNIEnv* jni = current_jni_env(); jni != nullptr) jni->DeleteLocalRef(self);
+  jvmtiHeapCallbacks callbacks{};
+  callbacks.heap_reference_callback = visit_nothing;
+  jvmti()->FollowReferences(0, nullptr, self, &callbacks, nullptr);
+  jni->DeleteLocalRef(self);
 }
 
 bool take_freed(std::vector<jlong>& out) {
@@ -137,7 +144,7 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
     }
     const bool stopping = g_stopping.load();
     const long finished = g_collections_finished.load();
-    if (finished != reported) flush_object_free_events();
+    if (finished != reported || stopping) flush_object_free_events(jni);
     take_freed(pending);
 
     if (finished != reported) {
@@ -154,8 +161,13 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
       pending.clear();
     }
     if (stopping) {
+      // What the last collection freed but the VM posted only now still comes inside a pair.
       take_freed(pending);
-      deliver_freed(pending);  // the VM is going away; no collection will follow
+      if (!pending.empty()) {
+        send_gc_start();
+        deliver_freed(pending);
+        send_gc_finish(jni);
+      }
       break;
     }
   }

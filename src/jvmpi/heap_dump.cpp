@@ -101,11 +101,32 @@ class HeapWalk {
   // Writes what is still being assembled, then the class records.
   void finish() {
     flush();
+    // The walk reports nothing from the class objects of arrays and primitive types (nor of
+    // classes the VM could not link); they get records of their own so every reference resolves.
+    for (jlong tag : class_objects_) {
+      if (only_tag_ != 0 && tag != only_tag_) continue;
+      auto it = classes_.find(tag);
+      if (it != classes_.end() && it->second.visited) continue;
+      if (level_ == 0) {
+        out_.u1(JVMPI_NORMAL_OBJECT);
+        out_.id_from_tag(tag);
+      } else {
+        // Array classes extend java.lang.Object; primitive types' classes extend nothing.
+        ClassRecord& record = classes_[tag];
+        record.visited = true;
+        if (record.super == 0 && layouts_.count(tag) > 0) record.super = object_class_tag_;
+      }
+    }
     if (level_ == 0) return;
     for (auto& [tag, record] : classes_) {
       if (record.visited) write_class(tag, record);
     }
   }
+
+  void set_object_class_tag(jlong tag) { object_class_tag_ = tag; }
+  // The length of the object a single-object dump starts at (the walk reports it as no one's
+  // referee, which is where lengths come from otherwise).
+  void set_array_length(jlong tag, jint length) { object_array_lengths_[tag] = length; }
 
   DumpBuffer& out() { return out_; }
   // Classes whose instances the walk met without knowing the class (not in the layouts).
@@ -334,6 +355,7 @@ class HeapWalk {
     const jint visit = only_tag_ != 0 ? 0 : JVMTI_VISIT_OBJECTS;
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     const jlong tag = *tag_ptr;
+    if (class_tag == class_class_tag_) class_objects_.insert(tag);
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
       if (layout->shape == Shape::kObjectArray) {
         object_array_lengths_.try_emplace(tag, length);
@@ -451,15 +473,21 @@ class HeapWalk {
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
   std::unordered_set<jlong> unknown_classes_;
+  std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
+  jlong object_class_tag_ = 0;
 };
 
-jlong class_class_tag(JNIEnv* jni) {
-  LocalRef klass(jni, jni->FindClass("java/lang/Class"));
+jlong class_tag_of(JNIEnv* jni, const char* name) {
+  LocalRef klass(jni, jni->FindClass(name));
   if (klass.get() == nullptr) {
     jni->ExceptionClear();
     return 0;
   }
   return object_ids::to_tag(object_ids::id_of(klass.get()));
+}
+
+jlong class_class_tag(JNIEnv* jni) {
+  return class_tag_of(jni, "java/lang/Class");
 }
 
 std::unordered_map<jlong, JNIEnv*> thread_envs() {
@@ -518,6 +546,7 @@ Traces build_traces(const HeapWalk& walk) {
 }
 
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
+  walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
   const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
                            "FollowReferences");
@@ -549,16 +578,15 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   const jint level = arg == nullptr ? JVMPI_DUMP_LEVEL_2 : arg->heap_dump_level;
   if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) return JVMPI_FAIL;
   const jlong class_class = class_class_tag(jni);
-  auto walk = std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class,
-                                         thread_envs(), jni_reference_events::global_refs_by_tag(),
-                                         0);
+  auto walk =
+      std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class, thread_envs(),
+                                 jni_reference_events::global_refs_by_tag(), 0);
   if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
   if (!walk->unknown_classes().empty()) {
     // Rare: instances of classes GetLoadedClasses did not list. Learn them and walk again.
     const std::unordered_set<jlong> unknown = walk->unknown_classes();
-    walk = std::make_unique<HeapWalk>(level, layouts_with(jni, unknown), class_class,
-                                      thread_envs(), jni_reference_events::global_refs_by_tag(),
-                                      0);
+    walk = std::make_unique<HeapWalk>(level, layouts_with(jni, unknown), class_class, thread_envs(),
+                                      jni_reference_events::global_refs_by_tag(), 0);
     if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
   }
   Traces traces;
@@ -582,6 +610,14 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   LocalRef ref(jni, object);
   HeapWalk walk(JVMPI_DUMP_LEVEL_2, class_layouts::snapshot(jni), class_class_tag(jni), {}, {},
                 object_ids::to_tag(object_id));
+  LocalRef klass(jni, jni->GetObjectClass(object));
+  JvmtiPtr<char> signature;
+  if (jvmti()->GetClassSignature(static_cast<jclass>(klass.get()), signature.out(), nullptr) ==
+          JVMTI_ERROR_NONE &&
+      signature.get()[0] == '[') {
+    walk.set_array_length(object_ids::to_tag(object_id),
+                          jni->GetArrayLength(static_cast<jarray>(object)));
+  }
   if (!walk_heap(jni, walk, object) || walk.out().size() == 0) return JVMPI_FAIL;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_OBJECT_DUMP;

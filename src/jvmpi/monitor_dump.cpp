@@ -56,6 +56,8 @@ std::vector<jobject> monitors_in_use(JNIEnv* jni, const std::vector<ThreadRecord
     if (jvmti()->GetCurrentContendedMonitor(r->thread, &contended) == JVMTI_ERROR_NONE) {
       keep(contended);
     }
+    std::lock_guard lock(r->waiting_mutex);
+    if (r->waiting_on != nullptr) keep(jni->NewLocalRef(r->waiting_on));
   }
   return monitors;
 }

@@ -8,9 +8,11 @@
 #include <optional>
 
 #include "event_gate.h"
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "object_ids.h"
 #include "thread_events.h"
+#include "thread_registry.h"
 
 namespace jvmpi::monitor_events {
 namespace {
@@ -57,6 +59,16 @@ void send_wait(jint type, JNIEnv* jni, jthread thread, jobjectID object, jlong t
   gate::deliver(&event);
 }
 
+void remember_wait(JNIEnv* jni, jobject object) {
+  ThreadRecordPtr record = threads::find(jni);
+  if (record == nullptr) return;
+  jni_reference_events::InternalScope internal;
+  jobject weak = object != nullptr ? jni->NewWeakGlobalRef(object) : nullptr;
+  std::lock_guard lock(record->waiting_mutex);
+  if (record->waiting_on != nullptr) jni->DeleteWeakGlobalRef(record->waiting_on);
+  record->waiting_on = weak;
+}
+
 // Stands in for the VM's sleep native.
 void JNICALL sleep_wrapper(JNIEnv* jni, jclass cls, jlong amount) {
   const jlong ms = g_sleep_takes_nanos.load() ? amount / 1000000 : amount;
@@ -77,6 +89,7 @@ void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobjec
 }
 
 void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlong timeout) {
+  remember_wait(jni, object);
   if (!g_reporting.load()) return;
   t_wait_start = std::chrono::steady_clock::now();
   if (gate::wants(JVMPI_EVENT_MONITOR_WAIT)) {
@@ -85,6 +98,7 @@ void JNICALL on_wait(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jlo
 }
 
 void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, jboolean) {
+  remember_wait(jni, nullptr);
   if (!t_wait_start.has_value()) return;
   const auto start = *t_wait_start;
   t_wait_start.reset();
@@ -94,7 +108,9 @@ void JNICALL on_waited(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object, j
   }
 }
 
-void start_reporting() { g_reporting.store(true); }
+void start_reporting() {
+  g_reporting.store(true);
+}
 
 void JNICALL on_native_method_bind(jvmtiEnv*, JNIEnv*, jthread, jmethodID, void* address,
                                    void** new_address) {

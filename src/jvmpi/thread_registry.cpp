@@ -10,9 +10,11 @@
 namespace jvmpi {
 
 ThreadRecord::~ThreadRecord() {
-  if (thread == nullptr) return;
+  JNIEnv* env = current_jni_env();
+  if (env == nullptr) return;
   jni_reference_events::InternalScope internal;
-  if (JNIEnv* env = current_jni_env(); env != nullptr) env->DeleteGlobalRef(thread);
+  if (thread != nullptr) env->DeleteGlobalRef(thread);
+  if (waiting_on != nullptr) env->DeleteWeakGlobalRef(waiting_on);
 }
 
 namespace threads {

@@ -30,6 +30,11 @@ struct ThreadRecord {
   // JVMTI reports as running native code.
   std::atomic<int> raw_monitor_state{0};
 
+  // The object this thread waits on in Object.wait (a weak global reference), for the monitor
+  // dump: from JDK 23 JVMTI no longer names it as the thread's contended monitor.
+  std::mutex waiting_mutex;
+  jobject waiting_on = nullptr;
+
   std::mutex suspension_mutex;
   bool suspended_by_jvmpi = false;
   // Thread CPU time (ns) at the latest and the previous JVMPI suspension.
