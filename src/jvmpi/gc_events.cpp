@@ -2,8 +2,10 @@
 
 #include <jvmpi.h>
 #include <semaphore.h>
+#include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -137,10 +139,19 @@ bool take_freed(std::vector<jlong>& out) {
 void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
   long reported = 0;
   // Frees not yet delivered. OBJECT_FREE and CLASS_UNLOAD always arrive between a GC_START and a
-  // GC_FINISH, so frees that show up without a new collection wait for the next one.
+  // GC_FINISH: with their collection's pair, or, when the VM posts them later, in a pair of
+  // their own.
   std::vector<jlong> pending;
   for (;;) {
-    while (sem_wait(&g_wakeup) != 0) {
+    // Woken by each collection's end, and at least every 100 ms for frees the VM posts late.
+    timespec until{};
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 100 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec += 1;
+      until.tv_nsec -= 1000000000L;
+    }
+    while (sem_timedwait(&g_wakeup, &until) != 0 && errno == EINTR) {
     }
     const bool stopping = g_stopping.load();
     const long finished = g_collections_finished.load();
@@ -158,6 +169,13 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
       deliver_freed(pending);
       send_gc_finish(jni);
       reported = finished;
+      pending.clear();
+    } else if (!pending.empty()) {
+      // Frees of a collection whose pair was already delivered (the VM posted them late): they
+      // come at once, in a pair of their own, rather than wait for the next collection.
+      send_gc_start();
+      deliver_freed(pending);
+      send_gc_finish(jni);
       pending.clear();
     }
     if (stopping) {
