@@ -34,13 +34,29 @@ void error(const std::string& message) {
   std::fprintf(stderr, "hprof: error: %s\n", message.c_str());
 }
 
+// The serial of a thread; one HPROF has not heard of yet (its THREAD_START was not delivered, e.g.
+// it started before the VM could describe threads) is asked for, as JVMPI intends.
+unsigned thread_serial(JNIEnv* env) {
+  Profile& p = profile();
+  unsigned serial = p.threads.serial_of(env);
+  if (serial != kUnknownThreadSerial || env == nullptr) return serial;
+  if (jobjectID thread = jvmpi()->GetThreadObject(env); thread != nullptr) {
+    jvmpi()->RequestEvent(JVMPI_EVENT_THREAD_START, thread);
+    serial = p.threads.serial_of(env);
+  }
+  return serial;
+}
+
 unsigned current_trace(JNIEnv* env) {
   Profile& p = profile();
   if (p.options.depth == 0) return kEmptyTraceSerial;
   std::vector<JVMPI_CallFrame> frames(static_cast<size_t>(p.options.depth));
   JVMPI_CallTrace trace{env, 0, frames.data()};
   jvmpi()->GetCallTrace(&trace, p.options.depth);
-  const unsigned thread = p.options.thread_in_traces ? p.threads.serial_of(env) : 0;
+  // A thread nobody can name (one still being attached, allocating its own Thread object) puts
+  // no thread in the trace, like JDK 8's serial 0.
+  unsigned thread = p.options.thread_in_traces ? thread_serial(env) : 0;
+  if (thread == kUnknownThreadSerial) thread = 0;
   return p.traces.intern(frames.data(), trace.num_frames, thread);
 }
 
@@ -86,7 +102,7 @@ void on_object_alloc(const JVMPI_Event& e, bool requested) {
 void write_wait_line(const JVMPI_Event& e, bool waited) {
   Profile& p = profile();
   if (p.options.binary) return;
-  const unsigned serial = p.threads.serial_of(e.env_id);
+  const unsigned serial = thread_serial(e.env_id);
   // Threads the VM started before it could describe them have no THREAD START yet.
   const std::string thread = serial == kUnknownThreadSerial ? std::string("<unknown thread>")
                                                             : "thread " + std::to_string(serial);

@@ -140,8 +140,8 @@ std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& trac
   std::string out;
   for (const TraceInfo& t : traces) {
     out += format("TRACE %u:", t.serial);
-    // The empty trace stands for "no stack" and belongs to no thread.
-    if (options.thread_in_traces && t.serial != kEmptyTraceSerial) {
+    // As JDK 8: no thread suffix for traces of no known thread (serial 0), such as the empty one.
+    if (options.thread_in_traces && t.thread_serial != 0) {
       out += format(" (thread=%u)", t.thread_serial);
     }
     out += "\n";
