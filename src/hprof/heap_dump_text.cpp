@@ -21,29 +21,6 @@ std::string field_line(const std::string& name, jobjectID value) {
   return "\t" + name + (name.size() < 8 ? "\t\t" : "\t") + hex(value) + "\n";
 }
 
-const char* primitive_array_name(uint8_t type) {
-  switch (type) {
-    case JVMPI_BOOLEAN:
-      return "boolean[]";
-    case JVMPI_BYTE:
-      return "byte[]";
-    case JVMPI_CHAR:
-      return "char[]";
-    case JVMPI_SHORT:
-      return "short[]";
-    case JVMPI_INT:
-      return "int[]";
-    case JVMPI_LONG:
-      return "long[]";
-    case JVMPI_FLOAT:
-      return "float[]";
-    case JVMPI_DOUBLE:
-      return "double[]";
-    default:
-      return "<unknown>[]";
-  }
-}
-
 }  // namespace
 
 void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const ThreadTable& threads,
@@ -172,7 +149,8 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
     uint32_t size = 0;
     trace_and_size(a.id, 16 + a.count, &trace, &size);
     std::snprintf(line, sizeof line, "ARR %s (sz=%u, trace=%u, nelems=%u, elem type=%s)\n",
-                  hex(a.id).c_str(), size, trace, a.count, primitive_array_name(a.type));
+                  hex(a.id).c_str(), size, trace, a.count,
+                  text::primitive_array_name(a.type).c_str());
     out += line;
   };
   second.klass = [&](const DumpClass& k) {

@@ -40,7 +40,9 @@ MONITOR DUMP                every monitor in use and every thread's state at one
 Reports are written when the program exits and each time it gets SIGQUIT (Ctrl-\).
 )";
 
-std::string primitive_name(jint type) {
+}  // namespace
+
+std::string primitive_array_name(jint type) {
   switch (type) {
     case JVMPI_BOOLEAN:
       return "boolean[]";
@@ -62,6 +64,8 @@ std::string primitive_name(jint type) {
       return "<Unknown Class>";
   }
 }
+
+namespace {
 
 double percent(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
@@ -157,7 +161,7 @@ std::string site_class_name(const ClassTable& classes, const SiteKey& key) {
     return key.class_id != nullptr ? classes.name_of(key.class_id) + "[]"
                                    : std::string("java.lang.Object[]");
   }
-  return primitive_name(key.type);
+  return primitive_array_name(key.type);
 }
 
 std::string sites(const ClassTable& classes, const std::vector<Site>& all, const SiteCounts& totals,

@@ -41,6 +41,9 @@ std::string cpu_times(const ClassTable& classes, const TraceTable& traces,
 std::string cpu_old(const ClassTable& classes, const TraceTable& traces,
                     const std::vector<Cost>& costs);
 
+// "int[]" and the like for a JVMPI primitive type code.
+std::string primitive_array_name(jint type);
+
 // The name a site prints for its class: "java.lang.String", "int[]", "java.lang.String[]".
 std::string site_class_name(const ClassTable& classes, const SiteKey& key);
 

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "class_events.h"
+#include "class_layouts.h"
 #include "event_gate.h"
 #include "jvmti_access.h"
 #include "object_ids.h"
@@ -14,27 +15,9 @@ namespace jvmpi::object_events {
 jint type_code(const char* sig, const char** element_signature) {
   if (element_signature != nullptr) *element_signature = nullptr;
   if (sig == nullptr || sig[0] != '[') return JVMPI_NORMAL_OBJECT;
-  switch (sig[1]) {
-    case 'Z':
-      return JVMPI_BOOLEAN;
-    case 'B':
-      return JVMPI_BYTE;
-    case 'C':
-      return JVMPI_CHAR;
-    case 'S':
-      return JVMPI_SHORT;
-    case 'I':
-      return JVMPI_INT;
-    case 'J':
-      return JVMPI_LONG;
-    case 'F':
-      return JVMPI_FLOAT;
-    case 'D':
-      return JVMPI_DOUBLE;
-    default:
-      if (element_signature != nullptr) *element_signature = sig + 1;
-      return JVMPI_CLASS;
-  }
+  const jint code = class_layouts::type_code_of_signature(sig[1]);
+  if (code == JVMPI_CLASS && element_signature != nullptr) *element_signature = sig + 1;
+  return code;
 }
 
 namespace {
