@@ -82,7 +82,6 @@ bool set_callbacks() {
   cb.MonitorWaited = monitor_events::on_waited;
   cb.CompiledMethodLoad = compiled_method_events::on_load;
   cb.CompiledMethodUnload = compiled_method_events::on_unload;
-  cb.GarbageCollectionStart = gc_events::on_gc_start;
   cb.GarbageCollectionFinish = gc_events::on_gc_finish;
   cb.ObjectFree = gc_events::on_object_free;
   cb.DataDumpRequest = data_requests::on_data_dump_request;

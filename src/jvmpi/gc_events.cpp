@@ -200,8 +200,6 @@ bool initialize() {
   return sem_init(&g_wakeup, 0, 0) == 0;
 }
 
-void JNICALL on_gc_start(jvmtiEnv*) {}
-
 void JNICALL on_gc_finish(jvmtiEnv*) {
   g_collections_finished.fetch_add(1);
   sem_post(&g_wakeup);

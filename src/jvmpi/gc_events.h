@@ -15,7 +15,6 @@ namespace jvmpi::gc_events {
 // Prepares what the callbacks use; called during start-up before any callback can run.
 bool initialize();
 
-void JNICALL on_gc_start(jvmtiEnv* jvmti);
 void JNICALL on_gc_finish(jvmtiEnv* jvmti);
 void JNICALL on_object_free(jvmtiEnv* jvmti, jlong tag);
 

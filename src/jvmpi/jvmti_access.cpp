@@ -1,7 +1,6 @@
 #include "jvmti_access.h"
 
 #include <atomic>
-#include <cstdlib>
 
 #include "log.h"
 
@@ -46,18 +45,6 @@ bool jvmti_ok(jvmtiError err, const char* what, jvmtiError quiet) {
     if (name != nullptr) jvmti()->Deallocate(reinterpret_cast<unsigned char*>(name));
   }
   return false;
-}
-
-int java_feature_version() {
-  static const int version = [] {
-    JvmtiPtr<char> value;
-    if (jvmti()->GetSystemProperty("java.specification.version", value.out()) != JVMTI_ERROR_NONE ||
-        value.get() == nullptr) {
-      return 17;
-    }
-    return std::atoi(value.get());
-  }();
-  return version;
 }
 
 }  // namespace jvmpi

@@ -59,7 +59,4 @@ class LocalRef {
   jobject ref_;
 };
 
-// The Java feature version of the running VM (17, 25, ...).
-int java_feature_version();
-
 }  // namespace jvmpi
