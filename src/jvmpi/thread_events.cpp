@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "event_gate.h"
@@ -19,8 +18,6 @@ namespace {
 std::mutex g_mutex;
 // Global references to the runtime's own threads, recorded before they start.
 std::vector<jobject> g_internal_threads;
-// Threads whose THREAD_START the agent has had (by env), so each is announced once.
-std::unordered_set<JNIEnv*> g_announced;
 
 bool is_internal(JNIEnv* jni, jthread thread) {
   std::lock_guard lock(g_mutex);
@@ -28,16 +25,6 @@ bool is_internal(JNIEnv* jni, jthread thread) {
     if (jni->IsSameObject(t, thread)) return true;
   }
   return false;
-}
-
-bool mark_announced(JNIEnv* env) {
-  std::lock_guard lock(g_mutex);
-  return g_announced.insert(env).second;
-}
-
-void unmark_announced(JNIEnv* env) {
-  std::lock_guard lock(g_mutex);
-  g_announced.erase(env);
 }
 
 // Builds and delivers THREAD_START for `record` on the calling thread (`caller`). Fails before the
@@ -88,13 +75,10 @@ void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
       !gate::wants(JVMPI_EVENT_THREAD_START)) {
     return;
   }
-  if (!mark_announced(record->env)) return;
+  // Claimed first, so concurrent announcers (VM init's sweep, the thread's own event) send once.
+  if (record->announced.exchange(true)) return;
   // Threads seen in JVMTI's start phase are announced at VM init (announce_known_threads).
-  if (send_thread_start(caller, *record, false)) {
-    record->announced.store(true);
-  } else {
-    unmark_announced(record->env);
-  }
+  if (!send_thread_start(caller, *record, false)) record->announced.store(false);
 }
 
 }  // namespace
@@ -115,7 +99,6 @@ void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
     event.env_id = jni;
     gate::deliver(&event);
   }
-  unmark_announced(jni);
   threads::remove(jni);
 }
 
