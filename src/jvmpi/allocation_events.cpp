@@ -73,7 +73,7 @@ void report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong siz
   object_events::ensure_heap_arena_announced();
   thread_events::ensure_known(jni, thread);
   const ClassAllocInfo info = info_of(jni, klass);
-  JVMPI_Event event{};
+  JVMPI_Event event;  // every field of obj_alloc is set below; zeroing the union costs per object
   event.event_type = JVMPI_EVENT_OBJECT_ALLOC;
   event.env_id = jni;
   auto& e = event.u.obj_alloc;

@@ -19,6 +19,8 @@ sem_t g_reset_signals;
 std::atomic<bool> g_reset_wanted{false};
 std::atomic<bool> g_reset_installed{false};
 std::atomic<bool> g_live{false};
+std::atomic<bool> g_stopping{false};
+std::atomic<bool> g_listening{false};
 
 void on_sigusr1(int) {
   sem_post(&g_reset_signals);
@@ -27,7 +29,7 @@ void on_sigusr1(int) {
 void JNICALL reset_listener_main(jvmtiEnv*, JNIEnv*, void*) {
   for (;;) {
     if (sem_wait(&g_reset_signals) != 0) continue;  // EINTR
-    if (gate::is_shut_down()) return;
+    if (g_stopping.load() || gate::is_shut_down()) return;
     JVMPI_Event event{};
     event.event_type = JVMPI_EVENT_DATA_RESET_REQUEST;
     event.env_id = nullptr;  // a signal belongs to no Java thread
@@ -49,6 +51,7 @@ void install(JNIEnv* jni) {
     log_warning("could not start the reset listener; DATA_RESET_REQUEST cannot be signalled");
     return;
   }
+  g_listening.store(true);
   struct sigaction action {};
   action.sa_handler = on_sigusr1;
   sigemptyset(&action.sa_mask);
@@ -77,6 +80,11 @@ void enable_reset_signal() {
 void start(JNIEnv* jni) {
   g_live.store(true);
   if (g_reset_wanted.load()) install(jni);
+}
+
+void stop() {
+  g_stopping.store(true);
+  if (g_listening.load()) sem_post(&g_reset_signals);
 }
 
 }  // namespace jvmpi::data_requests

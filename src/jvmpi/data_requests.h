@@ -16,4 +16,8 @@ void enable_reset_signal();
 // Starts pending work that needs a live VM (at VM init).
 void start(JNIEnv* jni);
 
+// Ends the listener thread (at VM death). The VM's exit waits up to 300 ms for every Java thread
+// that is still in native code, and a listener blocked in sem_wait is one.
+void stop();
+
 }  // namespace jvmpi::data_requests

@@ -21,6 +21,10 @@ bool accepting();
 // Delivers an enabled event (dropped if the agent disabled it meanwhile or delivery is closed).
 void deliver(JVMPI_Event* event);
 
+// Delivers an event the caller has just checked with wants() (the hot path of method events:
+// delivery closing meanwhile is still honoured).
+void deliver_wanted(JVMPI_Event* event);
+
 // Delivers an event produced by RequestEvent: JVMPI_REQUESTED_EVENT is ORed into its type.
 void deliver_requested(JVMPI_Event* event);
 

@@ -103,7 +103,7 @@ void deliver_freed(std::vector<jlong>& tags) {
   }
   if (!gate::wants(JVMPI_EVENT_OBJECT_FREE)) return;
   for (jlong tag : tags) {
-    JVMPI_Event event{};
+    JVMPI_Event event;  // obj_free has one field, set below
     event.event_type = JVMPI_EVENT_OBJECT_FREE;
     event.env_id = nullptr;  // freed by the collector, in no thread the agent knows
     event.u.obj_free.obj_id = object_ids::from_tag(tag);
@@ -111,21 +111,11 @@ void deliver_freed(std::vector<jlong>& tags) {
   }
 }
 
-// JVMTI posts ObjectFree events lazily (from the VM's service thread). A heap walk first posts
-// all that are pending, on the calling thread; one that starts at a single object and follows no
-// reference costs next to nothing, and puts everything a collection freed inside its pair.
-jint JNICALL visit_nothing(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong,
-                           jlong, jlong*, jlong*, jint, void*) {
-  return 0;
-}
-
-void flush_object_free_events(JNIEnv* jni) {
-  jthread self = nullptr;
-  if (jvmti()->GetCurrentThread(&self) != JVMTI_ERROR_NONE || self == nullptr) return;
-  jvmtiHeapCallbacks callbacks{};
-  callbacks.heap_reference_callback = visit_nothing;
-  jvmti()->FollowReferences(0, nullptr, self, &callbacks, nullptr);
-  jni->DeleteLocalRef(self);
+// JVMTI posts ObjectFree events lazily (from the VM's service thread). Enabling ObjectFree again
+// (it is always on) makes the VM post every pending one before the call returns; a heap walk would
+// do that too, but on JDK 17 each walk also iterates over the whole heap at a safepoint.
+void flush_object_free_events() {
+  jvmti()->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, nullptr);
 }
 
 bool take_freed(std::vector<jlong>& out) {
@@ -155,7 +145,7 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
     }
     const bool stopping = g_stopping.load();
     const long finished = g_collections_finished.load();
-    if (finished != reported || stopping) flush_object_free_events(jni);
+    if (finished != reported || stopping) flush_object_free_events();
     take_freed(pending);
 
     if (finished != reported) {

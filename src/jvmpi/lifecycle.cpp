@@ -50,6 +50,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
 
 void JNICALL on_vm_death(jvmtiEnv*, JNIEnv* jni) {
   gc_events::stop();
+  data_requests::stop();
   gate::shut_down(jni);
 }
 

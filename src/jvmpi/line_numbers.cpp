@@ -1,6 +1,8 @@
 #include "line_numbers.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -19,16 +21,20 @@ struct LineTable {
 
 std::shared_mutex g_mutex;
 // jmethodIDs are never reused by HotSpot, so entries cannot go stale; the cache holds one small
-// table per method that was ever asked about, bounded by the methods the program loads.
-std::unordered_map<jmethodID, std::shared_ptr<const LineTable>> g_tables;
+// table per method that was ever asked about, bounded by the methods the program loads. Tables
+// are never removed, so callers may keep plain pointers to them.
+std::unordered_map<jmethodID, std::unique_ptr<const LineTable>> g_tables;
+const LineTable g_no_table;
 
-std::shared_ptr<const LineTable> table_of(jmethodID method) {
+// The method's table; `cached` tells whether it came from (or went into) the cache.
+const LineTable* table_of(jmethodID method, bool* cached) {
+  *cached = true;
   {
     std::shared_lock lock(g_mutex);
     auto it = g_tables.find(method);
-    if (it != g_tables.end()) return it->second;
+    if (it != g_tables.end()) return it->second.get();
   }
-  auto table = std::make_shared<LineTable>();
+  auto table = std::make_unique<LineTable>();
   jint count = 0;
   JvmtiPtr<jvmtiLineNumberEntry> entries;
   jvmtiError err = jvmti()->GetLineNumberTable(method, &count, entries.out());
@@ -37,18 +43,15 @@ std::shared_ptr<const LineTable> table_of(jmethodID method) {
     std::sort(table->entries.begin(), table->entries.end(),
               [](const auto& a, const auto& b) { return a.start_location < b.start_location; });
   } else if (err != JVMTI_ERROR_ABSENT_INFORMATION && err != JVMTI_ERROR_NATIVE_METHOD) {
-    return table;  // transient (e.g. wrong phase): answer without caching
+    *cached = false;  // transient (e.g. wrong phase): answer without caching
+    return &g_no_table;
   }
   std::unique_lock lock(g_mutex);
-  return g_tables.emplace(method, std::move(table)).first->second;
+  return g_tables.emplace(method, std::move(table)).first->second.get();
 }
 
-}  // namespace
-
-jint line_of(jmethodID method, jlocation location) {
-  if (location < 0) return kNativeMethod;
-  auto table = table_of(method);
-  const auto& e = table->entries;
+jint line_in(const LineTable& table, jlocation location) {
+  const auto& e = table.entries;
   if (e.empty()) return kUnknownLine;
   auto it = std::upper_bound(e.begin(), e.end(), location, [](jlocation loc, const auto& entry) {
     return loc < entry.start_location;
@@ -57,8 +60,35 @@ jint line_of(jmethodID method, jlocation location) {
   return std::prev(it)->line_number;
 }
 
+// Stack traces ask for the same few locations over and over (every allocation asks for its
+// frames' lines), so each thread remembers recent answers without taking the cache's lock.
+struct RecentLine {
+  jmethodID method = nullptr;
+  jlocation location = 0;
+  jint line = 0;
+};
+constexpr int kRecentBits = 10;
+constexpr size_t kRecentLines = size_t{1} << kRecentBits;
+using RecentLines = std::array<RecentLine, kRecentLines>;
+thread_local std::unique_ptr<RecentLines> t_recent;
+
+}  // namespace
+
+jint line_of(jmethodID method, jlocation location) {
+  if (location < 0) return kNativeMethod;
+  if (t_recent == nullptr) t_recent = std::make_unique<RecentLines>();
+  const auto key = reinterpret_cast<uintptr_t>(method) ^ (static_cast<uintptr_t>(location) << 20);
+  RecentLine& recent = (*t_recent)[(key * 0x9e3779b97f4a7c15ULL) >> (64 - kRecentBits)];
+  if (recent.method == method && recent.location == location) return recent.line;
+  bool cached = false;
+  const jint line = line_in(*table_of(method, &cached), location);
+  if (cached) recent = {method, location, line};
+  return line;
+}
+
 void line_range(jmethodID method, jint* first, jint* last) {
-  auto table = table_of(method);
+  bool cached = false;
+  const LineTable* table = table_of(method, &cached);
   *first = *last = kUnknownLine;
   for (const auto& entry : table->entries) {
     if (*first == kUnknownLine || entry.line_number < *first) *first = entry.line_number;

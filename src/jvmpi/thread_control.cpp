@@ -3,6 +3,8 @@
 #include <jvmti.h>
 
 #include <ctime>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "jvmti_access.h"
@@ -30,6 +32,31 @@ void mark_suspended(ThreadRecord& record, jlong cpu) {
   }
 }
 
+// Threads a JVMPI suspension holds. A thread that ends while suspended leaves the registry at its
+// ThreadEnd, yet must stay resumable: a thread halting the VM posts its own ThreadEnd, is then
+// suspended by a sampler, and would otherwise never be resumed — the VM's exit waits on it forever.
+std::mutex g_suspended_mutex;
+std::unordered_map<JNIEnv*, ThreadRecordPtr> g_suspended;
+
+void remember_suspended(const ThreadRecordPtr& record) {
+  std::lock_guard lock(g_suspended_mutex);
+  g_suspended[record->env] = record;
+}
+
+// The record to resume `env` by: the suspended one if JVMPI suspended it, else the live one.
+ThreadRecordPtr take_for_resume(JNIEnv* env) {
+  {
+    std::lock_guard lock(g_suspended_mutex);
+    auto it = g_suspended.find(env);
+    if (it != g_suspended.end()) {
+      ThreadRecordPtr record = std::move(it->second);
+      g_suspended.erase(it);
+      return record;
+    }
+  }
+  return threads::find(env);
+}
+
 void mark_resumed(ThreadRecord& record) {
   std::lock_guard lock(record.suspension_mutex);
   record.suspended_by_jvmpi = false;
@@ -53,15 +80,22 @@ void get_call_trace(JVMPI_CallTrace* trace, jint depth) {
   if (trace == nullptr) return;
   trace->num_frames = 0;
   if (depth <= 0 || trace->frames == nullptr) return;
-  ThreadRecordPtr record = lookup(trace->env_id);
-  jthread thread = nullptr;  // the calling thread
+  jthread thread = nullptr;  // the calling thread: the common case (every allocation asks)
   if (trace->env_id != current_jni_env()) {
+    ThreadRecordPtr record = lookup(trace->env_id);
     if (record == nullptr) return;
     thread = record->thread;
   }
-  std::vector<jvmtiFrameInfo> frames(static_cast<size_t>(depth));
+  constexpr jint kOnStack = 64;
+  jvmtiFrameInfo on_stack[kOnStack];
+  std::vector<jvmtiFrameInfo> on_heap;
+  jvmtiFrameInfo* frames = on_stack;
+  if (depth > kOnStack) {
+    on_heap.resize(static_cast<size_t>(depth));
+    frames = on_heap.data();
+  }
   jint count = 0;
-  if (jvmti()->GetStackTrace(thread, 0, depth, frames.data(), &count) != JVMTI_ERROR_NONE) return;
+  if (jvmti()->GetStackTrace(thread, 0, depth, frames, &count) != JVMTI_ERROR_NONE) return;
   for (jint i = 0; i < count; ++i) {
     trace->frames[i].method_id = frames[i].method;
     trace->frames[i].lineno = line_numbers::line_of(frames[i].method, frames[i].location);
@@ -81,17 +115,19 @@ void suspend(JNIEnv* env) {
   if (is_self(*record)) {
     // After the call returns the thread has been resumed; the mark belongs before.
     mark_suspended(*record, current_thread_cpu_time());
+    remember_suspended(record);
     jvmti()->SuspendThread(nullptr);
     return;
   }
   if (jvmti_ok(jvmti()->SuspendThread(record->thread), "SuspendThread",
                JVMTI_ERROR_THREAD_NOT_ALIVE)) {
     mark_suspended(*record, cpu_time_of(record->thread));
+    remember_suspended(record);
   }
 }
 
 void resume(JNIEnv* env) {
-  ThreadRecordPtr record = threads::find(env);
+  ThreadRecordPtr record = take_for_resume(env);
   if (record == nullptr) return;
   mark_resumed(*record);
   jvmti_ok(jvmti()->ResumeThread(record->thread), "ResumeThread", JVMTI_ERROR_THREAD_NOT_ALIVE);
@@ -119,6 +155,7 @@ void suspend_list(jint count, JNIEnv** envs, jint* results) {
       for (size_t k = 0; k < targets.size(); ++k) {
         if (errors[k] != JVMTI_ERROR_NONE) continue;
         mark_suspended(*records[index[k]], cpu_time_of(targets[k]));
+        remember_suspended(records[index[k]]);
         if (results != nullptr) results[index[k]] = JVMPI_SUCCESS;
       }
     }
@@ -138,7 +175,7 @@ void resume_list(jint count, JNIEnv** envs, jint* results) {
   std::vector<ThreadRecordPtr> records;
   for (jint i = 0; i < count; ++i) {
     if (results != nullptr) results[i] = JVMPI_FAIL;
-    ThreadRecordPtr record = threads::find(envs[i]);
+    ThreadRecordPtr record = take_for_resume(envs[i]);
     if (record == nullptr) continue;
     mark_resumed(*record);
     targets.push_back(record->thread);

@@ -70,6 +70,14 @@ bool send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requeste
   return true;
 }
 
+// What ensure_known already established for the calling thread. A JNIEnv address can come back
+// for a later attachment of the same OS thread, so the thread's end clears it.
+struct KnownThread {
+  JNIEnv* registered = nullptr;
+  JNIEnv* settled = nullptr;
+};
+thread_local KnownThread t_known;
+
 void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
   if (record == nullptr || record->internal || record->announced.load() ||
       !gate::wants(JVMPI_EVENT_THREAD_START)) {
@@ -100,15 +108,23 @@ void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
     gate::deliver(&event);
   }
   threads::remove(jni);
+  t_known = {};
 }
 
 void ensure_known(JNIEnv* jni, jthread thread) {
+  if (jni == nullptr) return;
+  // Every method event comes through here: once the thread is registered and announced (or needs
+  // no announcement now), the check costs one thread-local read.
+  KnownThread& known = t_known;
+  if (known.settled == jni) return;
+  if (known.registered == jni && !gate::wants(JVMPI_EVENT_THREAD_START)) return;
   ThreadRecordPtr record = threads::current(jni, thread);
+  if (record == nullptr) return;
+  known.registered = jni;
   // A thread first seen in the start phase, when it could not be described, is announced at
   // the first event it causes afterwards.
-  if (record != nullptr && !record->announced.load(std::memory_order_relaxed)) {
-    announce(jni, record);
-  }
+  if (!record->announced.load(std::memory_order_relaxed)) announce(jni, record);
+  if (record->internal || record->announced.load()) known.settled = jni;
 }
 
 void announce_known_threads(JNIEnv* jni) {

@@ -1,5 +1,6 @@
 // Threads: THREAD_START/THREAD_END contents and order, thread-local storage, CreateSystemThread,
-// SuspendThread/ResumeThread with ThreadHasRun and GetThreadStatus, and ProfilerExit.
+// SuspendThread/ResumeThread with ThreadHasRun and GetThreadStatus (and resuming a thread suspended
+// in its THREAD_END), and ProfilerExit.
 #include "jvmpi_test.h"
 
 namespace jvmpitest {
@@ -183,6 +184,57 @@ TEST_P(JvmpiSampling, GetThreadStatus) {
     EXPECT_EQ(round.num("spinner_status"), kRunnable) << round.raw;
     EXPECT_EQ(round.num("sleeper_status"), kCondvarWait) << round.raw;
   }
+}
+
+// A thread suspended inside its own THREAD_END handler is held as it leaves the event, after
+// which the runtime forgets it (GetThreadObject answers NULL). Resuming it by its env must still
+// release it; otherwise the thread never ends (and, were it halting the VM, the exit would hang).
+// `list`: SuspendThreadList/ResumeThreadList rather than SuspendThread/ResumeThread.
+void ExpectResumedAfterThreadEnd(const JvmResult& r, const std::vector<Line>& log, bool list) {
+  ASSERT_TRUE(r.exited(0)) << r.Describe();
+  auto truth = Select(ParseLines(r.out), "WORKER");
+  ASSERT_EQ(truth.size(), 1u) << r.Describe();
+  ASSERT_EQ(Select(log, "CREATE", {{"rc", "0"}}).size(), 1u) << r.Describe();
+  auto ts = Select(log, "WORKER_TS");
+  auto end = Select(log, "END_HANDLER");
+  auto suspended = Select(log, "SUSPENDED");
+  auto resuming = Select(log, "RESUMING");
+  auto resumed = Select(log, "RESUMED");
+  ASSERT_EQ(ts.size(), 1u) << "no THREAD_START of jvmpitest-ending";
+  ASSERT_EQ(end.size(), 1u) << "no THREAD_END of jvmpitest-ending";
+  ASSERT_EQ(suspended.size(), 1u) << "the system thread never got the request";
+  ASSERT_EQ(resuming.size(), 1u);
+  ASSERT_EQ(resumed.size(), 1u);
+  for (const Line* l : {&end[0], &suspended[0], &resuming[0], &resumed[0]}) {
+    EXPECT_EQ(l->ptr("env"), ts[0].ptr("env")) << l->raw;
+  }
+  EXPECT_NE(end[0].ptr("thread_object"), 0u) << "GetThreadObject(env) in the thread's THREAD_END";
+  EXPECT_EQ(end[0].num("suspend_called"), 1) << "the handler returned before the suspension";
+  // The order the case needs: suspended in the handler, forgotten, then resumed.
+  EXPECT_LT(suspended[0].index, end[0].index);
+  EXPECT_LT(end[0].index, resuming[0].index);
+  EXPECT_TRUE(Select(log, "REMOVAL_NOT_SEEN").empty()) << r.Describe();
+  EXPECT_EQ(resuming[0].num("removed"), 1)
+      << "GetThreadObject(env) still answered when the thread was resumed: " << resuming[0].raw;
+  EXPECT_EQ(suspended[0].num("list"), list ? 1 : 0);
+  if (list) {
+    EXPECT_EQ(suspended[0].num("result"), 0) << "SuspendThreadList: " << suspended[0].raw;
+    EXPECT_EQ(resumed[0].num("result"), 0) << "ResumeThreadList: " << resumed[0].raw;
+  }
+  EXPECT_EQ(truth[0].num("ended"), 1)
+      << "the thread suspended in its THREAD_END was never resumed\n"
+      << r.Describe();
+  EXPECT_NE(r.out.find("AGENT\tdone=1"), std::string::npos) << r.Describe();
+}
+
+TEST_P(JvmpiSampling, ResumeReleasesAThreadSuspendedInItsThreadEnd) {
+  JvmResult r = Run(WithAgent("suspend_end", "jvmpitest.SuspendEndProgram"));
+  ExpectResumedAfterThreadEnd(r, Log(), false);
+}
+
+TEST_P(JvmpiSampling, ResumeListReleasesAThreadSuspendedInItsThreadEnd) {
+  JvmResult r = Run(WithAgent("suspend_end", "jvmpitest.SuspendEndProgram", "list=1"));
+  ExpectResumedAfterThreadEnd(r, Log(), true);
 }
 
 JVMPI_TEST_SUITE(JvmpiSampling);
