@@ -111,11 +111,26 @@ void deliver_freed(std::vector<jlong>& tags) {
   }
 }
 
-// JVMTI posts ObjectFree events lazily (from the VM's service thread). Enabling ObjectFree again
-// (it is always on) makes the VM post every pending one before the call returns; a heap walk would
-// do that too, but on JDK 17 each walk also iterates over the whole heap at a safepoint.
-void flush_object_free_events() {
-  jvmti()->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, nullptr);
+// JVMTI posts ObjectFree events lazily (from the VM's service thread). A heap walk that starts at
+// one object and follows nothing first posts all that are pending, on the calling thread, which
+// puts everything a collection freed inside its pair. Only done when the agent wants OBJECT_FREE:
+// on JDK 17 each walk also iterates over the whole heap at a safepoint to reset its marks, and
+// without the walk late frees (and class unloads) still come, in a pair of their own.
+// (Enabling ObjectFree again would post them too, but the VM then waits for its service thread
+// without a safepoint check; a safepoint requested meanwhile deadlocks it, seen on JDK 17 and 25.)
+jint JNICALL visit_nothing(jvmtiHeapReferenceKind, const jvmtiHeapReferenceInfo*, jlong, jlong,
+                           jlong, jlong*, jlong*, jint, void*) {
+  return 0;
+}
+
+void flush_object_free_events(JNIEnv* jni) {
+  if (!gate::wants(JVMPI_EVENT_OBJECT_FREE)) return;
+  jthread self = nullptr;
+  if (jvmti()->GetCurrentThread(&self) != JVMTI_ERROR_NONE || self == nullptr) return;
+  jvmtiHeapCallbacks callbacks{};
+  callbacks.heap_reference_callback = visit_nothing;
+  jvmti()->FollowReferences(0, nullptr, self, &callbacks, nullptr);
+  jni->DeleteLocalRef(self);
 }
 
 bool take_freed(std::vector<jlong>& out) {
@@ -145,7 +160,7 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
     }
     const bool stopping = g_stopping.load();
     const long finished = g_collections_finished.load();
-    if (finished != reported || stopping) flush_object_free_events();
+    if (finished != reported || stopping) flush_object_free_events(jni);
     take_freed(pending);
 
     if (finished != reported) {

@@ -75,6 +75,9 @@ bool send_thread_start(JNIEnv* caller, const ThreadRecord& record, bool requeste
 struct KnownThread {
   JNIEnv* registered = nullptr;
   JNIEnv* settled = nullptr;
+  // Set at the thread's end: what it still does afterwards (joining threads are notified under the
+  // Thread object's monitor, which may be contended) must not register it, and announce it, anew.
+  JNIEnv* ended = nullptr;
 };
 thread_local KnownThread t_known;
 
@@ -92,6 +95,7 @@ void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
 }  // namespace
 
 void JNICALL on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  t_known = {};  // a new attachment of this OS thread may reuse an ended one's JNIEnv
   bool created = false;
   ThreadRecordPtr record = threads::current(jni, thread, &created);
   if (record == nullptr) return;
@@ -109,6 +113,7 @@ void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
   }
   threads::remove(jni);
   t_known = {};
+  t_known.ended = jni;
 }
 
 void ensure_known(JNIEnv* jni, jthread thread) {
@@ -116,7 +121,7 @@ void ensure_known(JNIEnv* jni, jthread thread) {
   // Every method event comes through here: once the thread is registered and announced (or needs
   // no announcement now), the check costs one thread-local read.
   KnownThread& known = t_known;
-  if (known.settled == jni) return;
+  if (known.settled == jni || known.ended == jni) return;
   if (known.registered == jni && !gate::wants(JVMPI_EVENT_THREAD_START)) return;
   ThreadRecordPtr record = threads::current(jni, thread);
   if (record == nullptr) return;

@@ -71,6 +71,24 @@ TEST_P(JvmpiThreads, ThreadEndMatchesThreadStart) {
   }
 }
 
+// What a thread does after its THREAD_END (here: contending for its own Thread object's monitor
+// while the VM notifies joiners) must not announce it a second time.
+TEST_P(JvmpiThreads, EventsAfterThreadEndDoNotRepeatThreadStart) {
+  JvmResult r = Run(WithAgent("threads", "jvmpitest.LateContentionProgram"));
+  ASSERT_TRUE(r.exited(0)) << r.Describe();
+  ASSERT_NE(r.out.find("LATE blocked=true"), std::string::npos)
+      << "the ending thread never blocked on the monitor: the case was not exercised\n"
+      << r.Describe();
+  auto log = Log();
+  auto ts = Select(log, "TS", {{"name", "jvmpitest-late"}});
+  ASSERT_EQ(ts.size(), 1u) << "THREAD_START repeated for the ended thread";
+  size_t ends = 0;
+  for (const auto& te : Select(log, "TE")) {
+    if (te.ptr("env") == ts[0].ptr("env") && te.index > ts[0].index) ++ends;
+  }
+  EXPECT_EQ(ends, 1u);
+}
+
 TEST_P(JvmpiThreads, ThreadStartPrecedesEveryOtherEventOfTheThread) {
   JvmResult r = Run(WithAgent("threads", "jvmpitest.ThreadProgram"));
   ASSERT_TRUE(r.exited(0)) << r.Describe();
