@@ -50,14 +50,22 @@ unsigned thread_serial(JNIEnv* env) {
 unsigned current_trace(JNIEnv* env) {
   Profile& p = profile();
   if (p.options.depth == 0) return kEmptyTraceSerial;
-  std::vector<JVMPI_CallFrame> frames(static_cast<size_t>(p.options.depth));
-  JVMPI_CallTrace trace{env, 0, frames.data()};
+  // Every allocation comes here: the usual depths need no heap allocation.
+  constexpr int kOnStack = 64;
+  JVMPI_CallFrame on_stack[kOnStack];
+  std::vector<JVMPI_CallFrame> on_heap;
+  JVMPI_CallFrame* frames = on_stack;
+  if (p.options.depth > kOnStack) {
+    on_heap.resize(static_cast<size_t>(p.options.depth));
+    frames = on_heap.data();
+  }
+  JVMPI_CallTrace trace{env, 0, frames};
   jvmpi()->GetCallTrace(&trace, p.options.depth);
   // A thread nobody can name (one still being attached, allocating its own Thread object) puts
   // no thread in the trace, like JDK 8's serial 0.
   unsigned thread = p.options.thread_in_traces ? thread_serial(env) : 0;
   if (thread == kUnknownThreadSerial) thread = 0;
-  return p.traces.intern(frames.data(), trace.num_frames, thread);
+  return p.traces.intern(frames, trace.num_frames, thread);
 }
 
 void on_thread_start(const JVMPI_Event& e) {

@@ -5,6 +5,7 @@ namespace hprof::agent {
 void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) {
   const uint64_t bytes = size > 0 ? static_cast<uint64_t>(size) : 0;
   std::lock_guard lock(mutex_);
+  apply_queued_frees();
   auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
   if (inserted) sites_.push_back({key, {}});
   SiteCounts& c = sites_[it->second].counts;
@@ -16,15 +17,45 @@ void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) 
   totals_.alloc_objects += 1;
   totals_.live_bytes += bytes;
   totals_.live_objects += 1;
-  objects_[object] = {it->second, size};
+  objects_.put(object, {it->second, size});
 }
 
 void AllocationSites::on_free(jobjectID object) {
+  {
+    std::lock_guard queue_lock(free_mutex_);
+    queued_frees_.push_back(object);
+    frees_queued_.store(true, std::memory_order_release);
+    if (queued_frees_.size() < kFreeBatch) return;
+  }
   std::lock_guard lock(mutex_);
-  auto it = objects_.find(object);
-  if (it == objects_.end()) return;
-  const uint64_t bytes = it->second.size > 0 ? static_cast<uint64_t>(it->second.size) : 0;
-  SiteCounts& c = sites_[it->second.site].counts;
+  apply_queued_frees();
+}
+
+void AllocationSites::apply_queued_frees() const {
+  if (!frees_queued_.load(std::memory_order_acquire)) return;
+  std::vector<jobjectID> batch;
+  {
+    std::lock_guard queue_lock(free_mutex_);
+    batch.swap(queued_frees_);
+    frees_queued_.store(false, std::memory_order_relaxed);
+  }
+  // Counts change under mutex_, which the caller holds; they are logically part of the state
+  // readers see, hence const.
+  auto* self = const_cast<AllocationSites*>(this);
+  for (jobjectID object : batch) self->apply_free(object);
+  // Keep the queue's capacity for the next burst rather than reallocating it.
+  std::lock_guard queue_lock(free_mutex_);
+  if (queued_frees_.empty()) {
+    batch.clear();
+    queued_frees_.swap(batch);
+  }
+}
+
+void AllocationSites::apply_free(jobjectID object) {
+  TrackedObject freed;
+  if (!objects_.remove(object, &freed)) return;
+  const uint64_t bytes = freed.size > 0 ? static_cast<uint64_t>(freed.size) : 0;
+  SiteCounts& c = sites_[freed.site].counts;
   if (c.live_objects > 0) {
     c.live_objects -= 1;
     c.live_bytes -= std::min(c.live_bytes, bytes);
@@ -33,30 +64,33 @@ void AllocationSites::on_free(jobjectID object) {
     totals_.live_objects -= 1;
     totals_.live_bytes -= std::min(totals_.live_bytes, bytes);
   }
-  objects_.erase(it);
 }
 
 std::vector<Site> AllocationSites::sites() const {
   std::lock_guard lock(mutex_);
+  apply_queued_frees();
   return sites_;
 }
 
 SiteCounts AllocationSites::totals() const {
   std::lock_guard lock(mutex_);
+  apply_queued_frees();
   return totals_;
 }
 
 bool AllocationSites::object_info(jobjectID object, unsigned* trace, jint* size) const {
   std::lock_guard lock(mutex_);
-  auto it = objects_.find(object);
-  if (it == objects_.end()) return false;
-  *trace = sites_[it->second.site].key.trace;
-  *size = it->second.size;
+  apply_queued_frees();
+  const TrackedObject* tracked = objects_.find(object);
+  if (tracked == nullptr) return false;
+  *trace = sites_[tracked->site].key.trace;
+  *size = tracked->size;
   return true;
 }
 
 void AllocationSites::clear_counts() {
   std::lock_guard lock(mutex_);
+  apply_queued_frees();
   for (Site& s : sites_) {
     s.counts.alloc_bytes = s.counts.live_bytes;
     s.counts.alloc_objects = s.counts.live_objects;

@@ -5,10 +5,13 @@
 
 #include <jvmpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
+
+#include "object_table.h"
 
 namespace hprof::agent {
 
@@ -34,6 +37,9 @@ struct Site {
 class AllocationSites {
  public:
   void on_alloc(jobjectID object, const SiteKey& key, jint size);
+  // Frees arrive in bursts after each collection, from another thread than the allocations: they
+  // are queued and applied a batch at a time, so the two threads rarely meet on mutex_. Queued
+  // frees are applied before the next allocation is recorded and before anything is read.
   void on_free(jobjectID object);
   std::vector<Site> sites() const;
   SiteCounts totals() const;
@@ -49,16 +55,20 @@ class AllocationSites {
              k.trace;
     }
   };
-  struct LiveObject {
-    uint32_t site;
-    jint size;
-  };
+  static constexpr size_t kFreeBatch = 4096;
+  void apply_queued_frees() const;  // caller holds mutex_
+  void apply_free(jobjectID object);
 
   mutable std::mutex mutex_;
   std::vector<Site> sites_;
   std::unordered_map<SiteKey, uint32_t, KeyHash> index_;
-  std::unordered_map<jobjectID, LiveObject> objects_;
+  ObjectTable objects_;
   SiteCounts totals_;
+
+  // Lock order: mutex_ before free_mutex_.
+  mutable std::mutex free_mutex_;
+  mutable std::vector<jobjectID> queued_frees_;
+  mutable std::atomic<bool> frees_queued_{false};
 };
 
 }  // namespace hprof::agent

@@ -1,19 +1,35 @@
 #include "cpu_timer.h"
 
+#include <algorithm>
+#include <array>
+
 #include "jvmpi_client.h"
 
 namespace hprof::agent {
 
+thread_local CpuTimer::CachedCosts CpuTimer::cached_{};
+
+uint64_t CpuTimer::next_id() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
+
+// Method events arrive on their own thread, so the calling thread's cache answers for `env` until
+// some thread's costs are freed (a THREAD_END anywhere makes every thread ask the runtime again).
 CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
+  const uint64_t ends = ends_.load(std::memory_order_acquire);
+  if (cached_.timer == id_ && cached_.env == env && cached_.ends == ends) return cached_.costs;
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
-  if (costs != nullptr) return costs;
-  auto owned = std::make_unique<ThreadCosts>();
-  costs = owned.get();
-  {
-    std::lock_guard lock(mutex_);
-    all_.push_back(std::move(owned));
+  if (costs == nullptr) {
+    auto owned = std::make_unique<ThreadCosts>();
+    costs = owned.get();
+    {
+      std::lock_guard lock(mutex_);
+      all_.push_back(std::move(owned));
+    }
+    jvmpi()->SetThreadLocalStorage(env, costs);
   }
-  jvmpi()->SetThreadLocalStorage(env, costs);
+  cached_ = {id_, env, ends, costs};
   return costs;
 }
 
@@ -31,23 +47,82 @@ void CpuTimer::on_exit(JNIEnv* env, jmethodID method) {
   while (i > 0 && t->stack[i - 1].method != method) --i;
   if (i == 0) return;
   const Activation a = t->stack[i - 1];
+  const unsigned trace = trace_of(*t, env, i);
   t->stack.resize(i - 1);
   const uint64_t elapsed = now > a.start_ns ? now - a.start_ns : 0;
   if (!t->stack.empty()) t->stack.back().callee_ns += elapsed;
-
-  // The trace: this method and its callers, from the shadow stack (no line numbers).
-  const size_t depth = std::min<size_t>(static_cast<size_t>(options_.depth), t->stack.size() + 1);
-  std::vector<JVMPI_CallFrame> frames(depth);
-  if (depth > 0) frames[0] = {-1, method};
-  for (size_t k = 1; k < depth; ++k) frames[k] = {-1, t->stack[t->stack.size() - k].method};
-  const unsigned thread = options_.thread_in_traces ? threads_.serial_of(env) : 0;
-  const unsigned trace = traces_.intern(frames.data(), static_cast<int>(depth), thread);
 
   std::lock_guard lock(t->mutex);
   Totals& totals = t->by_trace[trace];
   totals.calls += 1;
   totals.self_ns += elapsed > a.callee_ns ? elapsed - a.callee_ns : 0;
   totals.inclusive_ns += elapsed;
+}
+
+unsigned CpuTimer::thread_serial(ThreadCosts& t, JNIEnv* env) {
+  // A known serial is kept: it cannot change while the thread has costs, since THREAD_END
+  // removes them before the thread table forgets the thread.
+  if (t.thread_serial != 0) return t.thread_serial;
+  const unsigned serial = threads_.serial_of(env);
+  if (serial != kUnknownThreadSerial) t.thread_serial = serial;
+  return serial;
+}
+
+// The trace of the method at stack[size - 1]: it and its callers, top first, at most `depth`
+// frames, no line numbers. Interning takes a lock and allocates, so serials are remembered per
+// thread; the trace table never forgets a trace, so a remembered serial stays right.
+unsigned CpuTimer::trace_of(ThreadCosts& t, JNIEnv* env, size_t size) {
+  const size_t count = std::min<size_t>(static_cast<size_t>(options_.depth), size);
+  const unsigned thread = options_.thread_in_traces ? thread_serial(t, env) : 0;
+  const Activation* top = &t.stack[size - 1];  // frame k is top[-k]
+  const auto frame = [top](size_t k) { return (top - k)->method; };
+  if (count > kMemoDepth) {
+    t.frames.resize(count);
+    for (size_t k = 0; k < count; ++k) t.frames[k] = {-1, frame(k)};
+    return traces_.intern(t.frames.data(), static_cast<int>(count), thread);
+  }
+
+  Memo& memo = t.memo;
+  if (!memo.slots) {
+    memo.width = std::min<size_t>(static_cast<size_t>(options_.depth), kMemoDepth);
+    memo.slots = std::make_unique<MemoSlot[]>(size_t{1} << kMemoBits);
+    memo.methods = std::make_unique<jmethodID[]>((size_t{1} << kMemoBits) * memo.width);
+  }
+  uint64_t h = (uint64_t{thread} << 8) | count;
+  for (size_t k = 0; k < count; ++k) {
+    h = (h ^ reinterpret_cast<uintptr_t>(frame(k))) * 0x9e3779b97f4a7c15ULL;
+  }
+  const size_t first = (h >> (64 - kMemoBits)) & ~size_t{1};  // the set: slots first, first + 1
+  const auto matches = [&](size_t i) {
+    const MemoSlot& slot = memo.slots[i];
+    if (slot.trace == 0 || slot.count != count || slot.thread != thread) return false;
+    const jmethodID* methods = memo.methods.get() + i * memo.width;
+    for (size_t k = 0; k < count; ++k) {
+      if (methods[k] != frame(k)) return false;
+    }
+    return true;
+  };
+  // The most recently used way is kept first.
+  const auto swap_ways = [&] {
+    std::swap(memo.slots[first], memo.slots[first + 1]);
+    jmethodID* way = memo.methods.get() + first * memo.width;
+    std::swap_ranges(way, way + memo.width, way + memo.width);
+  };
+  if (matches(first)) return memo.slots[first].trace;
+  swap_ways();
+  if (matches(first)) return memo.slots[first].trace;
+
+  // A miss: the older way (now first) is replaced.
+  std::array<JVMPI_CallFrame, kMemoDepth> frames;
+  jmethodID* methods = memo.methods.get() + first * memo.width;
+  for (size_t k = 0; k < count; ++k) {
+    frames[k] = {-1, frame(k)};
+    methods[k] = frame(k);
+  }
+  MemoSlot& slot = memo.slots[first];
+  slot = {static_cast<unsigned>(count), thread,
+          traces_.intern(frames.data(), static_cast<int>(count), thread)};
+  return slot.trace;
 }
 
 void CpuTimer::on_thread_end(JNIEnv* env) {
@@ -64,6 +139,7 @@ void CpuTimer::on_thread_end(JNIEnv* env) {
   t->by_trace.clear();
   thread_lock.unlock();
   jvmpi()->SetThreadLocalStorage(env, nullptr);
+  ends_.fetch_add(1, std::memory_order_acq_rel);
   std::erase_if(all_, [t](const auto& owned) { return owned.get() == t; });
 }
 

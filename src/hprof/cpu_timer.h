@@ -7,6 +7,7 @@
 
 #include <jvmpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -22,7 +23,7 @@ namespace hprof::agent {
 class CpuTimer {
  public:
   CpuTimer(const Options& options, ThreadTable& threads, TraceTable& traces)
-      : options_(options), threads_(threads), traces_(traces) {}
+      : options_(options), threads_(threads), traces_(traces), id_(next_id()) {}
 
   void on_entry(JNIEnv* env, jmethodID method);
   void on_exit(JNIEnv* env, jmethodID method);
@@ -42,18 +43,48 @@ class CpuTimer {
     uint64_t self_ns = 0;
     uint64_t inclusive_ns = 0;
   };
+  // Interned trace serials remembered per thread: a two-way set-associative memo keyed by the
+  // trace's frames and thread. Slot i's frames are methods[i * width .. i * width + count).
+  static constexpr size_t kMemoDepth = 8;  // deeper traces are interned every time
+  static constexpr unsigned kMemoBits = 11;
+  struct MemoSlot {
+    unsigned count;
+    unsigned thread;
+    unsigned trace;  // 0 (never a serial): empty
+  };
+  struct Memo {
+    size_t width = 0;
+    std::unique_ptr<MemoSlot[]> slots;
+    std::unique_ptr<jmethodID[]> methods;
+  };
   struct ThreadCosts {
     std::vector<Activation> stack;
-    std::mutex mutex;  // the costs, read by whoever writes a report
+    Memo memo;                            // made at the thread's first exit
+    std::vector<JVMPI_CallFrame> frames;  // scratch for traces deeper than kMemoDepth
+    unsigned thread_serial = 0;           // once known (0 is never a thread serial)
+    std::mutex mutex;                     // the costs, read by whoever writes a report
     std::unordered_map<unsigned, Totals> by_trace;
   };
+  // The calling thread's costs, so that not every event asks the runtime for them.
+  struct CachedCosts {
+    uint64_t timer;  // id_ of the timer that cached it
+    JNIEnv* env;
+    uint64_t ends;  // ends_ when cached
+    ThreadCosts* costs;
+  };
+  static thread_local CachedCosts cached_;
 
+  static uint64_t next_id();
   ThreadCosts* costs_of(JNIEnv* env);
+  unsigned thread_serial(ThreadCosts& t, JNIEnv* env);
+  unsigned trace_of(ThreadCosts& t, JNIEnv* env, size_t size);
 
   const Options& options_;
   ThreadTable& threads_;
   TraceTable& traces_;
+  const uint64_t id_;  // unique in the process, unlike an address
   std::mutex mutex_;
+  std::atomic<uint64_t> ends_{0};                  // how many threads' costs were freed
   std::vector<std::unique_ptr<ThreadCosts>> all_;  // every thread's, kept for reports
   std::unordered_map<unsigned, Totals> ended_;     // merged from threads that ended
 };

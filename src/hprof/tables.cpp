@@ -135,10 +135,10 @@ unsigned ThreadTable::on_thread_end(JNIEnv* env) {
   std::lock_guard lock(mutex_);
   auto it = threads_.find(env);
   if (it == threads_.end()) return 0;
+  // Kept, marked ended, until a later thread reuses the env: what the thread still does after its
+  // THREAD_END (notifying joiners, say) is charged to it rather than to no thread.
   it->second.alive = false;
-  const unsigned serial = it->second.serial;
-  threads_.erase(it);  // the env may be reused by a later thread
-  return serial;
+  return it->second.serial;
 }
 
 unsigned ThreadTable::serial_of(JNIEnv* env) const {
@@ -155,16 +155,48 @@ ThreadInfo ThreadTable::find(JNIEnv* env) const {
 
 std::vector<std::pair<JNIEnv*, ThreadInfo>> ThreadTable::live() const {
   std::lock_guard lock(mutex_);
-  return {threads_.begin(), threads_.end()};
+  std::vector<std::pair<JNIEnv*, ThreadInfo>> out;
+  for (const auto& entry : threads_) {
+    if (entry.second.alive) out.push_back(entry);
+  }
+  return out;
 }
 
-size_t TraceTable::KeyHash::operator()(const Key& k) const {
-  size_t h = k.thread_serial * 0x9e3779b97f4a7c15ULL;
-  for (const Frame& f : k.frames) {
-    h ^= reinterpret_cast<size_t>(f.method) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= static_cast<size_t>(f.line) + (h << 6) + (h >> 2);
+namespace {
+
+// One hash for stored keys and lookup views alike.
+struct TraceHasher {
+  size_t h;
+  explicit TraceHasher(unsigned thread_serial) : h(thread_serial * 0x9e3779b97f4a7c15ULL) {}
+  void add(jmethodID method, jint line) {
+    h ^= reinterpret_cast<size_t>(method) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<size_t>(line) + (h << 6) + (h >> 2);
   }
-  return h;
+};
+
+}  // namespace
+
+size_t TraceTable::KeyHash::operator()(const Key& k) const {
+  TraceHasher hasher(k.thread_serial);
+  for (const Frame& f : k.frames) hasher.add(f.method, f.line);
+  return hasher.h;
+}
+
+size_t TraceTable::KeyHash::operator()(const KeyView& k) const {
+  TraceHasher hasher(k.thread_serial);
+  for (int i = 0; i < k.count; ++i) hasher.add(k.frames[i].method_id, k.frames[i].lineno);
+  return hasher.h;
+}
+
+bool TraceTable::KeyEqual::operator()(const KeyView& a, const Key& b) const {
+  if (a.thread_serial != b.thread_serial || static_cast<size_t>(a.count) != b.frames.size()) {
+    return false;
+  }
+  for (int i = 0; i < a.count; ++i) {
+    const Frame& f = b.frames[static_cast<size_t>(i)];
+    if (a.frames[i].method_id != f.method || a.frames[i].lineno != f.line) return false;
+  }
+  return true;
 }
 
 TraceTable::TraceTable() {
@@ -173,13 +205,14 @@ TraceTable::TraceTable() {
 }
 
 unsigned TraceTable::intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial) {
-  Key key{thread_serial, {}};
-  key.frames.reserve(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) key.frames.push_back({frames[i].method_id, frames[i].lineno});
-  if (key.frames.empty() && thread_serial == 0) return kEmptyTraceSerial;
+  if (count <= 0 && thread_serial == 0) return kEmptyTraceSerial;
+  const KeyView view{thread_serial, frames, count > 0 ? count : 0};
   std::lock_guard lock(mutex_);
-  auto it = serials_.find(key);
-  if (it != serials_.end()) return it->second;
+  if (auto it = serials_.find(view); it != serials_.end()) return it->second;
+  Key key{thread_serial, {}};
+  key.frames.reserve(static_cast<size_t>(view.count));
+  for (int i = 0; i < view.count; ++i)
+    key.frames.push_back({frames[i].method_id, frames[i].lineno});
   const unsigned serial = next_serial_++;
   traces_[serial] = TraceInfo{serial, thread_serial, key.frames, false};
   serials_.emplace(std::move(key), serial);

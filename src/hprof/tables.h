@@ -115,13 +115,28 @@ class TraceTable {
     std::vector<Frame> frames;
     bool operator==(const Key&) const = default;
   };
+  // A trace as GetCallTrace returned it, looked up without copying (the hit is the common case:
+  // every allocation interns its trace).
+  struct KeyView {
+    unsigned thread_serial;
+    const JVMPI_CallFrame* frames;
+    int count;
+  };
   struct KeyHash {
+    using is_transparent = void;
     size_t operator()(const Key& k) const;
+    size_t operator()(const KeyView& k) const;
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(const Key& a, const Key& b) const { return a == b; }
+    bool operator()(const KeyView& a, const Key& b) const;
+    bool operator()(const Key& a, const KeyView& b) const { return (*this)(b, a); }
   };
 
   mutable std::mutex mutex_;
   unsigned next_serial_ = kEmptyTraceSerial + 1;
-  std::unordered_map<Key, unsigned, KeyHash> serials_;
+  std::unordered_map<Key, unsigned, KeyHash, KeyEqual> serials_;
   std::map<unsigned, TraceInfo> traces_;
 };
 

@@ -296,6 +296,63 @@ TEST_P(KnownAnswerTest, WaitAndSleepLinesCarryTheirTimeouts) {
   EXPECT_EQ(sleeps, std::vector<int64_t>{37}) << "one SLEEP line for Thread.sleep(37)";
 }
 
+// (g) cpu=times counts every call exactly: java/hprof-tests/hproftest/CallTree.java makes a known
+// number of calls per method, some of them leaving by an exception thrown further down.
+std::map<std::string, uint64_t> CallTreeCounts(const CostSection& times) {
+  std::map<std::string, uint64_t> calls;
+  for (const CostRow& r : times.rows) {
+    if (r.name.rfind("hproftest.CallTree.", 0) == 0) calls[r.name] += r.count;
+  }
+  return calls;
+}
+
+TEST_P(KnownAnswerTest, CpuTimesCountsEveryCallOfAKnownCallTree) {
+  // depth=1: one trace per method; cutoff=0: no row is too small to print.
+  const RunResult run = Run("cpu=times,depth=1,cutoff=0", "hproftest.CallTree", {});
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ASSERT_NE(run.out.find("CALLTREE DONE 5"), std::string::npos) << run.describe();
+  const Profile p = ReadProfile();
+  EXPECT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_times.size(), 1u) << run.describe();
+  const std::map<std::string, uint64_t> expected = {
+      {"hproftest.CallTree.main", 1},    {"hproftest.CallTree.tree", 1},
+      {"hproftest.CallTree.a", 3},       {"hproftest.CallTree.b", 6},
+      {"hproftest.CallTree.c", 9},       {"hproftest.CallTree.e", 4},
+      {"hproftest.CallTree.thrower", 4}, {"hproftest.CallTree.deeper", 4}};
+  EXPECT_EQ(CallTreeCounts(p.cpu_times[0]), expected);
+}
+
+TEST_P(KnownAnswerTest, CpuTimesChargesCallsToTheirCallingTraces) {
+  const RunResult run = Run("cpu=times,depth=3,cutoff=0", "hproftest.CallTree", {});
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const Profile p = ReadProfile();
+  EXPECT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_times.size(), 1u) << run.describe();
+  // Calls of c, b and deeper by calling trace (the method and its two callers).
+  std::map<std::vector<std::string>, uint64_t> by_trace;
+  for (const CostRow& r : p.cpu_times[0].rows) {
+    const Trace* t = p.trace(r.trace);
+    ASSERT_NE(t, nullptr) << "TRACE " << r.trace;
+    if (t->frames.empty() || t->frames[0].method != r.name) {
+      ADD_FAILURE() << "row for " << r.name << " names TRACE " << r.trace << " of another method";
+      continue;
+    }
+    if (r.name != "hproftest.CallTree.c" && r.name != "hproftest.CallTree.b" &&
+        r.name != "hproftest.CallTree.deeper") {
+      continue;
+    }
+    std::vector<std::string> frames;
+    for (const auto& f : t->frames) frames.push_back(f.method);
+    by_trace[frames] += r.count;
+  }
+  const std::map<std::vector<std::string>, uint64_t> expected = {
+      {{"hproftest.CallTree.c", "hproftest.CallTree.b", "hproftest.CallTree.a"}, 6},
+      {{"hproftest.CallTree.c", "hproftest.CallTree.a", "hproftest.CallTree.tree"}, 3},
+      {{"hproftest.CallTree.b", "hproftest.CallTree.a", "hproftest.CallTree.tree"}, 6},
+      {{"hproftest.CallTree.deeper", "hproftest.CallTree.thrower", "hproftest.CallTree.e"}, 4}};
+  EXPECT_EQ(by_trace, expected);
+}
+
 INSTANTIATE_FOR_JDKS(KnownAnswerTest);
 
 }  // namespace

@@ -251,8 +251,8 @@ void JavaProcess::close_stdin() {
   stdin_fd_ = -1;
 }
 
-RunResult JavaProcess::wait() {
-  close_stdin();
+RunResult JavaProcess::wait(bool close_input) {
+  if (close_input) close_stdin();
   while (running()) pause();
   result_.out = ReadFile(out_path_);
   result_.err = ReadFile(err_path_);

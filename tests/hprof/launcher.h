@@ -93,7 +93,9 @@ class JavaProcess {
   void write_stdin(const std::string& text);
   void close_stdin();
   // Waits for the end (killing the JVM at the time limit) and returns everything.
-  RunResult wait();
+  // Closes stdin first (so a program waiting for input ends) unless `close_input` is false, for
+  // tests that must see the process end by other means.
+  RunResult wait(bool close_input = true);
   std::string stdout_so_far() const;
 
  private:
