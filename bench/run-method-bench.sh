@@ -1,33 +1,23 @@
 #!/usr/bin/env bash
-# METHOD_ENTRY/METHOD_EXIT cost on a call-heavy program: no agent, JVMPI through bytecode
-# insertion (libjvmpi + a counting agent), and JVMTI's own MethodEntry/MethodExit (a counting
-# JVMTI agent); median of 3 runs each, as ratios to no agent. Needs an existing build/.
+# METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi + a counting
+# agent), and JVMTI's own MethodEntry/MethodExit (a counting JVMTI agent), on two workloads:
+# benchmethods.CallHeavy (call-heavy program written for this) and javac (JDK 17's jdk.compiler)
+# compiling a generated source tree (bench/hprof/gen_sources.py). Runs are interleaved (round 1 of
+# every workload and configuration, then round 2, ...); prints per workload a Markdown table of
+# median wall and CPU seconds, ratios to no agent, and the entry/exit counts the agents report.
+# Needs an existing build/ (runs bench/methods/bench.py).
+#
+#   bash bench/run-method-bench.sh [rounds]    (rounds: CallHeavy's argument, default 20)
+#
+# Environment: JAVA_HOME_17 (default /usr/lib/jvm/java-17-openjdk-amd64), BUILD_DIR (default
+# build), RUNS (runs per configuration, default 3), METHOD_BENCH_PACKAGES x METHOD_BENCH_CLASSES
+# (size of javac's generated tree, default 3 x 20), METHOD_BENCH_WORKLOADS (comma-separated subset
+# of callheavy,javac; default both), METHOD_BENCH_TIMEOUT (seconds per run before it is killed,
+# default 900; a configuration whose run was killed is skipped in the later rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-java="${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java"
-b=build/bench/methods
-rounds="${1:-20}"
-run() {  # prints wall seconds of one run
-  local start end
-  start=$(date +%s.%N)
-  "$java" "$@" -cp "$b/classes" benchmethods.CallHeavy "$rounds" > /dev/null 2>&1
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc
-}
-median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
-declare -A t
-for config in none jvmpi jvmti; do
-  times=()
-  for _ in 1 2 3; do
-    case $config in
-      none) times+=("$(run)") ;;
-      jvmpi) times+=("$(run "-agentpath:$PWD/build/src/jvmpi/libjvmpi.so=$PWD/$b/libbench_count_methods_jvmpi.so")") ;;
-      jvmti) times+=("$(run "-agentpath:$PWD/$b/libbench_count_methods_jvmti.so")") ;;
-    esac
-  done
-  t[$config]=$(median "${times[@]}")
-done
-printf '%-40s %8s %8s\n' configuration seconds ratio
-for config in none jvmpi jvmti; do
-  printf '%-40s %8.2f %8.2f\n' "$config" "${t[$config]}" "$(echo "${t[$config]} / ${t[none]}" | bc -l)"
-done
+exec python3 bench/methods/bench.py --build "${BUILD_DIR:-build}" \
+  --jdk "${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}" --runs "${RUNS:-3}" \
+  --rounds "${1:-20}" --packages "${METHOD_BENCH_PACKAGES:-3}" \
+  --classes "${METHOD_BENCH_CLASSES:-20}" --workloads "${METHOD_BENCH_WORKLOADS:-callheavy,javac}" \
+  --timeout "${METHOD_BENCH_TIMEOUT:-900}"

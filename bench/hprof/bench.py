@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """HPROF overhead benchmark: javac (JDK 17's jdk.compiler, run as a plain Java program) compiling a
-large source tree with and without libhprof.so in each mode; every configuration runs N times
-and the table gives the median wall time and its ratio to the run without an agent.
+large source tree with and without libhprof.so in each mode; every configuration runs N times,
+interleaved (round 1 of every configuration, then round 2, ...), so that slow drift of a shared
+machine hits all configurations alike. The table gives the median wall time (the headline) and its
+ratio to the run without an agent, and next to it the median CPU time (user + system of the java
+process, all its threads) and its ratio.
 
 Run through bench/run-hprof-bench.sh. Source tree: java.util of JDK 17's src.zip when that is
 installed, else a generated tree (gen_sources.py). cpu=times instruments every method and is
-measured on a smaller generated tree against its own no-agent baseline.
+measured on a smaller generated tree against its own no-agent baseline. --only SUBSTR[,SUBSTR...]
+runs only the configurations whose name contains one of the substrings, plus the no-agent baseline
+of each tree they use.
 """
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,7 +50,8 @@ def workload(work, jdk, packages, classes, name):
 
 
 def run_once(java, lib_dir, hprof, javac_args, work, timeout):
-    """One javac run; returns (wall seconds or None if killed, dump seconds or None, ok)."""
+    """One javac run; returns (wall seconds or None if killed, CPU seconds (user + system of the
+    child) or None, heap dump seconds or None, ok)."""
     out = os.path.join(work, "classes")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -52,7 +59,9 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
     shutil.rmtree(prof, ignore_errors=True)
     os.makedirs(prof)
     cmd = [java]
-    if hprof is not None:
+    if hprof is not None and hprof.startswith("-agentpath:"):
+        cmd.append(hprof)  # a comparison agent, not HPROF
+    elif hprof is not None:
         cmd.append("-agentlib:hprof=" + hprof + ",file=" + os.path.join(prof, "java.hprof.txt"))
     cmd += ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-proc:none", "-d", out]
     cmd += javac_args
@@ -79,34 +88,40 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
                          stderr=subprocess.PIPE)
     t = threading.Thread(target=watch, args=(p.stderr,))
     t.start()
-    try:
-        rc = p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        t.join()
-        return None, None, False
+    # The timeout kills the child from a timer; the child is first waited for without being
+    # reaped (WNOWAIT), so the timer can never signal a reaped (and possibly reused) pid, then
+    # reaped with wait4 for its resource usage (CPU time of all its threads).
+    lock = threading.Lock()
+    state = {"exited": False, "killed": False}
+
+    def kill():
+        with lock:
+            if not state["exited"]:
+                state["killed"] = True
+                os.kill(p.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.daemon = True
+    timer.start()
+    while True:
+        try:
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            break
+        except InterruptedError:
+            continue
     wall = time.monotonic() - start
+    with lock:
+        state["exited"] = True
+    timer.cancel()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     t.join()
+    p.stderr.close()
+    if state["killed"]:
+        return None, None, None, False
+    cpu = usage.ru_utime + usage.ru_stime
     d = dump["end"] - dump["start"] if "end" in dump else None
-    return wall, d, rc == 0
-
-
-def measure(name, hprof, java, lib_dir, javac_args, work, runs, timeout, log):
-    walls, dumps, notes = [], [], []
-    for i in range(runs):
-        wall, dump, ok = run_once(java, lib_dir, hprof, javac_args, work, timeout)
-        if wall is None:
-            notes.append(f"run {i + 1} killed after {timeout:.0f} s")
-            log(f"  {name} run {i + 1}: killed after {timeout:.0f} s")
-            break  # do not spend the cap again
-        if not ok:
-            notes.append(f"run {i + 1}: javac failed")
-        walls.append(wall)
-        if dump is not None:
-            dumps.append(dump)
-        log(f"  {name} run {i + 1}: {wall:.2f} s" + (f" (heap dump {dump:.2f} s)" if dump else ""))
-    return walls, dumps, notes
+    return wall, cpu, d, p.returncode == 0
 
 
 def main():
@@ -119,6 +134,9 @@ def main():
     ap.add_argument("--times-classes", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--only", default=None, metavar="SUBSTR[,SUBSTR...]",
+                    help="run only the configurations whose name contains one of these "
+                         "substrings (the no-agent baseline of each tree in use always runs)")
     args = ap.parse_args()
 
     java = os.path.join(args.jdk, "bin", "java")
@@ -126,23 +144,64 @@ def main():
     for f in ("libhprof.so", "libjvmpi.so"):
         if not os.path.isfile(os.path.join(lib_dir, f)):
             sys.exit(f"{lib_dir}/{f} is missing: build the hprof target first")
-    work = args.work or tempfile.mkdtemp(prefix="hprof-bench-")
-    log = lambda s: print(s, file=sys.stderr, flush=True)
-
-    main_args, main_desc = workload(work, args.jdk, args.packages, args.classes, "main")
-    small_args, small_desc = workload(work, args.jdk, 1, args.times_classes, "small")
-    log(f"workload: {main_desc}; cpu=times on: {small_desc}; {args.runs} runs each")
-
-    configs = [
-        ("no agent", None, main_args),
-        ("cpu=samples, 10 ms", "cpu=samples,interval=10", main_args),
-        ("cpu=samples, 1 ms", "cpu=samples,interval=1", main_args),
-        ("heap=sites", "heap=sites", main_args),
-        ("monitor=y", "monitor=y", main_args),
-        ("heap=dump", "heap=dump", main_args),
-        ("no agent (small tree)", None, small_args),
-        ("cpu=times (small tree)", "cpu=times", small_args),
+    all_configs = [
+        ("no agent", None, "main"),
+        ("cpu=samples, 10 ms", "cpu=samples,interval=10", "main"),
+        ("cpu=samples, 1 ms", "cpu=samples,interval=1", "main"),
+        ("heap=sites", "heap=sites", "main"),
+        # The least any exact allocation-site profiler on JVMTI does per allocation (an event, a
+        # tag, a depth-4 stack trace): the floor heap=sites is measured against.
+        ("JVMTI floor of heap=sites", "-agentpath:" + os.path.join(
+            os.path.abspath(args.build), "bench", "heap", "libjvmpibench_jvmti_floor.so"), "main"),
+        ("monitor=y", "monitor=y", "main"),
+        ("heap=dump", "heap=dump", "main"),
+        ("no agent (small tree)", None, "small"),
+        ("cpu=times (small tree)", "cpu=times", "small"),
     ]
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        chosen = [c for c in all_configs if any(w in c[0] for w in wanted)]
+        if not chosen:
+            sys.exit(f"--only {args.only}: no configuration matches; names: "
+                     + "; ".join(c[0] for c in all_configs))
+        trees = {c[2] for c in chosen}
+        # The no-agent baseline of every tree in use always runs.
+        configs = [c for c in all_configs
+                   if c in chosen or (c[1] is None and c[2] in trees)]
+    else:
+        configs = all_configs
+    trees = {c[2] for c in configs}
+
+    work = args.work or tempfile.mkdtemp(prefix="hprof-bench-")
+    try:
+        run_all(args, java, lib_dir, configs, trees, work)
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def log(s):
+    print(s, file=sys.stderr, flush=True)
+
+
+def run_all(args, java, lib_dir, configs, trees, work):
+    """Runs the configurations round-robin and prints the table."""
+    tree_args, tree_desc = {}, {}
+    if "main" in trees:
+        tree_args["main"], tree_desc["main"] = workload(work, args.jdk, args.packages,
+                                                        args.classes, "main")
+    if "small" in trees:
+        tree_args["small"], tree_desc["small"] = workload(work, args.jdk, 1, args.times_classes,
+                                                          "small")
+    if trees == {"main", "small"}:
+        what = f"{tree_desc['main']}; cpu=times on {tree_desc['small']}"
+    elif "main" in trees:
+        what = tree_desc["main"]
+    else:
+        what = tree_desc["small"]
+    log(f"workload: {what}; {args.runs} rounds, each running every configuration once: "
+        + ", ".join(c[0] for c in configs))
+
     def loadavg():
         try:
             return open("/proc/loadavg").read().split()[0]
@@ -150,37 +209,63 @@ def main():
             return "?"
 
     load_start = loadavg()
-    results = []
-    for name, hprof, jargs in configs:
-        log(f"{name}:")
-        walls, dumps, notes = measure(name, hprof, java, lib_dir, jargs, work, args.runs,
-                                      args.timeout, log)
-        results.append((name, hprof, walls, dumps, notes))
+    res = {name: {"walls": [], "cpus": [], "dumps": [], "notes": [], "dead": False}
+           for name, _, _ in configs}
+    for r in range(args.runs):
+        log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
+        for name, hprof, tree in configs:
+            st = res[name]
+            if st["dead"]:
+                continue  # killed in an earlier round: do not spend the cap again
+            wall, cpu, dump, ok = run_once(java, lib_dir, hprof, tree_args[tree], work,
+                                           args.timeout)
+            if wall is None:
+                st["dead"] = True
+                st["notes"].append(f"run {r + 1} killed after {args.timeout:.0f} s; "
+                                   "later rounds skipped")
+                log(f"  {name}: killed after {args.timeout:.0f} s")
+                continue
+            if not ok:
+                st["notes"].append(f"run {r + 1}: javac failed")
+            st["walls"].append(wall)
+            st["cpus"].append(cpu)
+            if dump is not None:
+                st["dumps"].append(dump)
+            log(f"  {name}: {wall:.2f} s wall, {cpu:.2f} s CPU"
+                + (f" (heap dump {dump:.2f} s)" if dump else "")
+                + ("" if ok else " (javac failed)"))
 
-    base = {"main": None, "small": None}
-    for name, hprof, walls, _, _ in results:
-        if hprof is None and walls:
-            base["small" if "small" in name else "main"] = statistics.median(walls)
-    print(f"Workload: javac ({args.jdk}, jdk.compiler) compiling {main_desc}; cpu=times on "
-          f"{small_desc}. Median of {args.runs} runs; ratio = median / median of the no-agent "
-          f"run on the same tree. {os.cpu_count()} CPUs; 1-minute load average {load_start} at "
-          f"the start, {loadavg()} at the end (other jobs share the machine).\n")
-    print("| configuration | hprof options | median wall (s) | ratio | runs (s) | notes |")
-    print("|---|---|---:|---:|---|---|")
-    for name, hprof, walls, dumps, notes in results:
-        b = base["small" if "small" in name else "main"]
-        med = statistics.median(walls) if walls else None
-        ratio = f"{med / b:.3f}x" if med and b else "-"
-        if notes and any("killed" in n for n in notes) and not walls:
-            ratio = f"> {args.timeout / b:.0f}x" if b else "-"
-        extra = list(notes)
-        if dumps:
-            extra.append(f"heap dump itself: median {statistics.median(dumps):.2f} s")
-        print(f"| {name} | {hprof or '-'} | {med:.2f} | {ratio} | "
-              f"{', '.join(f'{w:.2f}' for w in walls)} | {'; '.join(extra)} |"
-              if med else f"| {name} | {hprof or '-'} | - | {ratio} | - | {'; '.join(extra)} |")
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
+    base, base_cpu = {}, {}
+    for name, hprof, tree in configs:
+        if hprof is None and res[name]["walls"]:
+            base[tree] = statistics.median(res[name]["walls"])
+            base_cpu[tree] = statistics.median(res[name]["cpus"])
+    print(f"Workload: javac ({args.jdk}, jdk.compiler) compiling {what}. Median of "
+          f"{args.runs} runs, interleaved (each round runs every configuration once, in table "
+          f"order); ratio = median / median of the no-agent run on the same tree; CPU = user + "
+          f"system time of the java process (all threads). {os.cpu_count()} CPUs; 1-minute load "
+          f"average {load_start} at the start, {loadavg()} at the end (other jobs share the "
+          f"machine).\n")
+    print("| configuration | hprof options | median wall (s) | ratio | CPU s (median) | CPU ratio "
+          "| runs: wall / CPU (s) | notes |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    for name, hprof, tree in configs:
+        st = res[name]
+        walls, cpus = st["walls"], st["cpus"]
+        b, bc = base.get(tree), base_cpu.get(tree)
+        extra = list(st["notes"])
+        if st["dumps"]:
+            extra.append(f"heap dump itself: median {statistics.median(st['dumps']):.2f} s")
+        if walls:
+            med, cmed = statistics.median(walls), statistics.median(cpus)
+            ratio = f"{med / b:.3f}x" if b else "-"
+            cratio = f"{cmed / bc:.3f}x" if bc else "-"
+            runs = ", ".join(f"{w:.2f} / {c:.2f}" for w, c in zip(walls, cpus))
+            print(f"| {name} | {hprof or '-'} | {med:.2f} | {ratio} | {cmed:.2f} | {cratio} | "
+                  f"{runs} | {'; '.join(extra)} |")
+        else:
+            ratio = f"> {args.timeout / b:.0f}x" if st["dead"] and b else "-"
+            print(f"| {name} | {hprof or '-'} | - | {ratio} | - | - | - | {'; '.join(extra)} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi.so hosting
+the counting agent libbench_count_methods_jvmpi.so) and JVMTI's own MethodEntry/MethodExit (the
+counting JVMTI agent libbench_count_methods_jvmti.so), on two workloads:
+
+  callheavy  benchmethods.CallHeavy (small methods, collections, recursion), written for this
+  javac      JDK 17's javac (java -m jdk.compiler/com.sun.tools.javac.Main) compiling a generated
+             source tree (bench/hprof/gen_sources.py), a real program not written for this
+
+Runs are interleaved: round 1 runs every (workload, configuration) once, then round 2, ..., so
+slow drift of a shared machine hits all configurations alike. The table gives per workload the
+median wall time (the headline) and CPU time (user + system of the java process, all threads),
+their ratios to no agent, and the entry/exit counts the agents print on stderr at exit.
+
+Run through bench/run-method-bench.sh.
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COUNTS = re.compile(rb"^(jvmpi|jvmti) entries (\d+) exits (\d+)$", re.M)
+
+
+def log(s):
+    print(s, file=sys.stderr, flush=True)
+
+
+def run_once(cmd, cwd, timeout):
+    """Runs cmd; returns (wall s, CPU s, rc, stderr bytes), or None when killed at the timeout."""
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = []
+    t = threading.Thread(target=lambda: err.append(p.stderr.read()))
+    t.start()
+    # Waited for without reaping first (WNOWAIT), so the timer can never signal a reaped pid;
+    # then reaped with wait4 for the child's resource usage.
+    lock = threading.Lock()
+    state = {"exited": False, "killed": False}
+
+    def kill():
+        with lock:
+            if not state["exited"]:
+                state["killed"] = True
+                os.kill(p.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.daemon = True
+    timer.start()
+    while True:
+        try:
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            break
+        except InterruptedError:
+            continue
+    wall = time.monotonic() - start
+    with lock:
+        state["exited"] = True
+    timer.cancel()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    t.join()
+    p.stderr.close()
+    if state["killed"]:
+        return None
+    return wall, usage.ru_utime + usage.ru_stime, p.returncode, err[0] if err else b""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--jdk", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=20, help="CallHeavy's rounds argument")
+    ap.add_argument("--packages", type=int, default=3)
+    ap.add_argument("--classes", type=int, default=20)
+    ap.add_argument("--workloads", default="callheavy,javac")
+    ap.add_argument("--timeout", type=float, default=900)
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build)
+    java = os.path.join(args.jdk, "bin", "java")
+    b = os.path.join(build, "bench", "methods")
+    jvmpi = os.path.join(build, "src", "jvmpi", "libjvmpi.so")
+    agent_jvmpi = os.path.join(b, "libbench_count_methods_jvmpi.so")
+    agent_jvmti = os.path.join(b, "libbench_count_methods_jvmti.so")
+    classes = os.path.join(b, "classes")
+    for f in (jvmpi, agent_jvmpi, agent_jvmti, os.path.join(classes, "benchmethods",
+                                                            "CallHeavy.class")):
+        if not os.path.isfile(f):
+            sys.exit(f"{f} is missing: build first (cmake --build {args.build})")
+    wanted = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    for w in wanted:
+        if w not in ("callheavy", "javac"):
+            sys.exit(f"unknown workload {w!r} (callheavy, javac)")
+
+    configs = [
+        ("no agent", []),
+        ("JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode insertion)",
+         [f"-agentpath:{jvmpi}={agent_jvmpi}"]),
+        ("JVMTI MethodEntry/MethodExit", [f"-agentpath:{agent_jvmti}"]),
+    ]
+    work = tempfile.mkdtemp(prefix="method-bench-")
+    try:
+        workloads = []  # (name, description, java arguments after the agent options)
+        if "callheavy" in wanted:
+            workloads.append(("CallHeavy", f"benchmethods.CallHeavy {args.rounds}",
+                              ["-cp", classes, "benchmethods.CallHeavy", str(args.rounds)]))
+        if "javac" in wanted:
+            src = os.path.join(work, "src")
+            subprocess.run([sys.executable, os.path.join(HERE, "..", "hprof", "gen_sources.py"),
+                            src, str(args.packages), str(args.classes)], check=True)
+            files = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs
+                           if f.endswith(".java"))
+            lines = sum(1 for f in files for _ in open(f))
+            workloads.append(("javac", f"javac compiling a generated tree ({args.packages} x "
+                              f"{args.classes} = {len(files)} classes, {lines} lines)",
+                              ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn",
+                               "-proc:none", "-d", os.path.join(work, "out")] + files))
+        run(args, java, work, workloads, configs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, java, work, workloads, configs):
+    def loadavg():
+        try:
+            return open("/proc/loadavg").read().split()[0]
+        except OSError:
+            return "?"
+
+    log("workloads: " + "; ".join(d for _, d, _ in workloads)
+        + f"; {args.runs} rounds, each running every workload and configuration once")
+    load_start = loadavg()
+    res = {(w, c): {"walls": [], "cpus": [], "counts": [], "notes": [], "dead": False}
+           for w, _, _ in workloads for c, _ in configs}
+    for r in range(args.runs):
+        log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
+        for wname, _, wargs in workloads:
+            for cname, agent in configs:
+                st = res[(wname, cname)]
+                if st["dead"]:
+                    continue  # killed in an earlier round: do not spend the cap again
+                shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
+                os.makedirs(os.path.join(work, "out"))
+                got = run_once([java] + agent + wargs, work, args.timeout)
+                if got is None:
+                    st["dead"] = True
+                    st["notes"].append(f"run {r + 1} killed after {args.timeout:.0f} s; "
+                                       "later rounds skipped")
+                    log(f"  {wname}, {cname}: killed after {args.timeout:.0f} s")
+                    continue
+                wall, cpu, rc, err = got
+                m = COUNTS.findall(err)
+                counts = (int(m[-1][1]), int(m[-1][2])) if m else None
+                if rc != 0:
+                    st["notes"].append(f"run {r + 1}: exit code {rc}")
+                    tail = err.decode(errors="replace").strip().splitlines()[-3:]
+                    log(f"  {wname}, {cname}: exit code {rc}: " + " | ".join(tail))
+                if agent and counts is None:
+                    st["notes"].append(f"run {r + 1}: no counts on stderr")
+                st["walls"].append(wall)
+                st["cpus"].append(cpu)
+                if counts:
+                    st["counts"].append(counts)
+                log(f"  {wname}, {cname}: {wall:.2f} s wall, {cpu:.2f} s CPU"
+                    + (f", entries {counts[0]} exits {counts[1]}" if counts else ""))
+
+    print(f"Median of {args.runs} runs, interleaved (each round runs every workload and "
+          f"configuration once, in table order); ratio = median / median of no agent on the same "
+          f"workload; CPU = user + system time of the java process (all threads); entries / exits "
+          f"= what the counting agent printed at exit (the range when runs differ). "
+          f"{os.cpu_count()} CPUs; 1-minute load average {load_start} at the start, {loadavg()} "
+          f"at the end.\n")
+    for wname, desc, _ in workloads:
+        print(f"Workload {wname}: {desc}\n")
+        base = res[(wname, configs[0][0])]
+        bw = statistics.median(base["walls"]) if base["walls"] else None
+        bc = statistics.median(base["cpus"]) if base["cpus"] else None
+        print("| configuration | median wall (s) | ratio | CPU s (median) | CPU ratio "
+              "| entries / exits reported | runs: wall / CPU (s) | notes |")
+        print("|---|---:|---:|---:|---:|---:|---|---|")
+        for cname, agent in configs:
+            st = res[(wname, cname)]
+            notes = "; ".join(st["notes"])
+            if st["counts"]:
+                ents = sorted(c[0] for c in st["counts"])
+                exs = sorted(c[1] for c in st["counts"])
+                rng = lambda v: f"{v[0]:,}" if v[0] == v[-1] else f"{v[0]:,}–{v[-1]:,}"
+                counts = f"{rng(ents)} / {rng(exs)}"
+            else:
+                counts = "-"
+            if not st["walls"]:
+                ratio = f"> {args.timeout / bw:.0f}x" if st["dead"] and bw else "-"
+                print(f"| {cname} | - | {ratio} | - | - | {counts} | - | {notes} |")
+                continue
+            mw, mc = statistics.median(st["walls"]), statistics.median(st["cpus"])
+            ratio = f"{mw / bw:.2f}x" if bw else "-"
+            cratio = f"{mc / bc:.2f}x" if bc else "-"
+            runs = ", ".join(f"{w:.2f} / {c:.2f}" for w, c in zip(st["walls"], st["cpus"]))
+            print(f"| {cname} | {mw:.2f} | {ratio} | {mc:.2f} | {cratio} | {counts} | {runs} "
+                  f"| {notes} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
