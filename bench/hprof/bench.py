@@ -15,16 +15,16 @@ of each tree they use.
 import argparse
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from timed_run import run_timed  # noqa: E402
 
 
 def workload(work, jdk, packages, classes, name):
@@ -83,45 +83,12 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
             elif buf.endswith(b" done.") and "start" in dump and "end" not in dump:
                 dump["end"] = time.monotonic()
 
-    start = time.monotonic()
-    p = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    t = threading.Thread(target=watch, args=(p.stderr,))
-    t.start()
-    # The timeout kills the child from a timer; the child is first waited for without being
-    # reaped (WNOWAIT), so the timer can never signal a reaped (and possibly reused) pid, then
-    # reaped with wait4 for its resource usage (CPU time of all its threads).
-    lock = threading.Lock()
-    state = {"exited": False, "killed": False}
-
-    def kill():
-        with lock:
-            if not state["exited"]:
-                state["killed"] = True
-                os.kill(p.pid, signal.SIGKILL)
-
-    timer = threading.Timer(timeout, kill)
-    timer.daemon = True
-    timer.start()
-    while True:
-        try:
-            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
-            break
-        except InterruptedError:
-            continue
-    wall = time.monotonic() - start
-    with lock:
-        state["exited"] = True
-    timer.cancel()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    t.join()
-    p.stderr.close()
-    if state["killed"]:
+    result = run_timed(cmd, work, timeout, env=env, read_stderr=watch)
+    if result is None:
         return None, None, None, False
-    cpu = usage.ru_utime + usage.ru_stime
+    wall, cpu, rc = result
     d = dump["end"] - dump["start"] if "end" in dump else None
-    return wall, cpu, d, p.returncode == 0
+    return wall, cpu, d, rc == 0
 
 
 def main():

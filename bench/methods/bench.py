@@ -18,15 +18,14 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from timed_run import run_timed  # noqa: E402
 COUNTS = re.compile(rb"^(jvmpi|jvmti) entries (\d+) exits (\d+)$", re.M)
 
 
@@ -36,42 +35,12 @@ def log(s):
 
 def run_once(cmd, cwd, timeout):
     """Runs cmd; returns (wall s, CPU s, rc, stderr bytes), or None when killed at the timeout."""
-    start = time.monotonic()
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = []
-    t = threading.Thread(target=lambda: err.append(p.stderr.read()))
-    t.start()
-    # Waited for without reaping first (WNOWAIT), so the timer can never signal a reaped pid;
-    # then reaped with wait4 for the child's resource usage.
-    lock = threading.Lock()
-    state = {"exited": False, "killed": False}
-
-    def kill():
-        with lock:
-            if not state["exited"]:
-                state["killed"] = True
-                os.kill(p.pid, signal.SIGKILL)
-
-    timer = threading.Timer(timeout, kill)
-    timer.daemon = True
-    timer.start()
-    while True:
-        try:
-            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
-            break
-        except InterruptedError:
-            continue
-    wall = time.monotonic() - start
-    with lock:
-        state["exited"] = True
-    timer.cancel()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    t.join()
-    p.stderr.close()
-    if state["killed"]:
+    result = run_timed(cmd, cwd, timeout, read_stderr=lambda stream: err.append(stream.read()))
+    if result is None:
         return None
-    return wall, usage.ru_utime + usage.ru_stime, p.returncode, err[0] if err else b""
+    wall, cpu, rc = result
+    return wall, cpu, rc, err[0] if err else b""
 
 
 def main():
