@@ -87,12 +87,16 @@ jint line_of(jmethodID method, jlocation location) {
 }
 
 void line_range(jmethodID method, jint* first, jint* last) {
-  bool cached = false;
-  const LineTable* table = table_of(method, &cached);
   *first = *last = kUnknownLine;
-  for (const auto& entry : table->entries) {
-    if (*first == kUnknownLine || entry.line_number < *first) *first = entry.line_number;
-    if (*last == kUnknownLine || entry.line_number > *last) *last = entry.line_number;
+  // Asked for every method of every class at CLASS_LOAD; most never appear in a trace, so their
+  // tables are read here without being sorted and kept.
+  jint count = 0;
+  JvmtiPtr<jvmtiLineNumberEntry> entries;
+  if (jvmti()->GetLineNumberTable(method, &count, entries.out()) != JVMTI_ERROR_NONE) return;
+  for (jint i = 0; i < count; ++i) {
+    const jint line = entries.get()[i].line_number;
+    if (*first == kUnknownLine || line < *first) *first = line;
+    if (*last == kUnknownLine || line > *last) *last = line;
   }
 }
 
