@@ -7,18 +7,7 @@
 
 namespace hprof::agent {
 
-thread_local CpuTimer::CachedCosts CpuTimer::cached_{};
-
-uint64_t CpuTimer::next_id() {
-  static std::atomic<uint64_t> last{0};
-  return ++last;
-}
-
-// Method events arrive on their own thread, so the calling thread's cache answers for `env` until
-// some thread's costs are freed (a THREAD_END anywhere makes every thread ask the runtime again).
 CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
-  const uint64_t ends = ends_.load(std::memory_order_acquire);
-  if (cached_.timer == id_ && cached_.env == env && cached_.ends == ends) return cached_.costs;
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (costs == nullptr) {
     auto owned = std::make_unique<ThreadCosts>();
@@ -29,7 +18,6 @@ CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
     }
     jvmpi()->SetThreadLocalStorage(env, costs);
   }
-  cached_ = {id_, env, ends, costs};
   return costs;
 }
 
@@ -139,7 +127,6 @@ void CpuTimer::on_thread_end(JNIEnv* env) {
   t->by_trace.clear();
   thread_lock.unlock();
   jvmpi()->SetThreadLocalStorage(env, nullptr);
-  ends_.fetch_add(1, std::memory_order_acq_rel);
   std::erase_if(all_, [t](const auto& owned) { return owned.get() == t; });
 }
 

@@ -7,7 +7,6 @@
 
 #include <jvmpi.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,7 +22,7 @@ namespace hprof::agent {
 class CpuTimer {
  public:
   CpuTimer(const Options& options, ThreadTable& threads, TraceTable& traces)
-      : options_(options), threads_(threads), traces_(traces), id_(next_id()) {}
+      : options_(options), threads_(threads), traces_(traces) {}
 
   void on_entry(JNIEnv* env, jmethodID method);
   void on_exit(JNIEnv* env, jmethodID method);
@@ -65,16 +64,6 @@ class CpuTimer {
     std::mutex mutex;                     // the costs, read by whoever writes a report
     std::unordered_map<unsigned, Totals> by_trace;
   };
-  // The calling thread's costs, so that not every event asks the runtime for them.
-  struct CachedCosts {
-    uint64_t timer;  // id_ of the timer that cached it
-    JNIEnv* env;
-    uint64_t ends;  // ends_ when cached
-    ThreadCosts* costs;
-  };
-  static thread_local CachedCosts cached_;
-
-  static uint64_t next_id();
   ThreadCosts* costs_of(JNIEnv* env);
   unsigned thread_serial(ThreadCosts& t, JNIEnv* env);
   unsigned trace_of(ThreadCosts& t, JNIEnv* env, size_t size);
@@ -82,9 +71,7 @@ class CpuTimer {
   const Options& options_;
   ThreadTable& threads_;
   TraceTable& traces_;
-  const uint64_t id_;  // unique in the process, unlike an address
   std::mutex mutex_;
-  std::atomic<uint64_t> ends_{0};                  // how many threads' costs were freed
   std::vector<std::unique_ptr<ThreadCosts>> all_;  // every thread's, kept for reports
   std::unordered_map<unsigned, Totals> ended_;     // merged from threads that ended
 };

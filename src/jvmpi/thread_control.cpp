@@ -250,12 +250,17 @@ jint create_system_thread(char* name, jint priority, void (*f)(void*)) {
 }
 
 void set_local_storage(JNIEnv* env, void* ptr) {
-  if (ThreadRecordPtr record = lookup(env); record != nullptr) {
+  if (ThreadRecord* own = threads::self(env); own != nullptr) {
+    own->local_storage.store(ptr, std::memory_order_release);
+  } else if (ThreadRecordPtr record = lookup(env); record != nullptr) {
     record->local_storage.store(ptr, std::memory_order_release);
   }
 }
 
 void* get_local_storage(JNIEnv* env) {
+  if (ThreadRecord* own = threads::self(env); own != nullptr) {
+    return own->local_storage.load(std::memory_order_acquire);
+  }
   ThreadRecordPtr record = lookup(env);
   return record != nullptr ? record->local_storage.load(std::memory_order_acquire) : nullptr;
 }

@@ -42,6 +42,10 @@ ThreadRecordPtr find(JNIEnv* env) {
   return it == g_records.end() ? nullptr : it->second;
 }
 
+ThreadRecord* self(JNIEnv* env) {
+  return env != nullptr && t_self != nullptr && t_self->env == env ? t_self.get() : nullptr;
+}
+
 ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread) {
   if (thread == nullptr) return nullptr;
   std::shared_lock lock(g_mutex);

@@ -49,6 +49,11 @@ namespace threads {
 // The record for `env`, or null when the thread is unknown (never seen, or ended).
 ThreadRecordPtr find(JNIEnv* env);
 
+// The calling thread's own record when `env` is the calling thread's and it is registered, without
+// taking a reference (the thread's own registration keeps it alive); else null. For hot paths
+// such as GetThreadLocalStorage, which agents call on every event.
+ThreadRecord* self(JNIEnv* env);
+
 // The record of the thread object `thread`, or null.
 ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread);
 
