@@ -12,9 +12,12 @@
 # generated tree when JDK 17's src.zip is absent, default 6 x 25), BENCH_TIMES_CLASSES (classes of
 # the small tree cpu=times is measured on, default 8), BENCH_ONLY (comma-separated substrings:
 # run only the configurations whose name contains one of them, e.g. BENCH_ONLY=samples,monitor;
-# the no-agent baseline of each tree in use always runs; names: "no agent",
-# "cpu=samples, 10 ms", "cpu=samples, 1 ms", "heap=sites", "monitor=y", "heap=dump",
-# "no agent (small tree)", "cpu=times (small tree)").
+# the no-agent baseline of each tree in use always runs; names: "no agent", "no agent, repeated",
+# "cpu=samples, 10 ms", "cpu=samples, 1 ms", "cpu=samples part: runtime, events ignored",
+# "cpu=samples part: HPROF, no sample taken", "heap=sites", "JVMTI floor of heap=sites",
+# "JVMTI floor part: event only", "JVMTI floor part: event + tag",
+# "JVMTI floor part: event + trace", "monitor=y", "heap=dump", "no agent (small tree)",
+# "cpu=times (small tree)").
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}

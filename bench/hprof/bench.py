@@ -59,7 +59,9 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
     shutil.rmtree(prof, ignore_errors=True)
     os.makedirs(prof)
     cmd = [java]
-    if hprof is not None and hprof.startswith("-agentpath:"):
+    if hprof == "-":
+        pass  # no agent, though not the baseline
+    elif hprof is not None and hprof.startswith("-agentpath:"):
         cmd.append(hprof)  # a comparison agent, not HPROF
     elif hprof is not None:
         cmd.append("-agentlib:hprof=" + hprof + ",file=" + os.path.join(prof, "java.hprof.txt"))
@@ -111,15 +113,30 @@ def main():
     for f in ("libhprof.so", "libjvmpi.so"):
         if not os.path.isfile(os.path.join(lib_dir, f)):
             sys.exit(f"{lib_dir}/{f} is missing: build the hprof target first")
+    build = os.path.abspath(args.build)
+    floor = "-agentpath:" + os.path.join(build, "bench", "heap", "libjvmpibench_jvmti_floor.so")
     all_configs = [
         ("no agent", None, "main"),
+        # The same run again, as a configuration of its own: its ratio to the baseline shows how
+        # far two identical configurations drift apart on this machine in this run.
+        ("no agent, repeated", "-", "main"),
         ("cpu=samples, 10 ms", "cpu=samples,interval=10", "main"),
         ("cpu=samples, 1 ms", "cpu=samples,interval=1", "main"),
+        # cpu=samples taken apart: the runtime with an agent that ignores cpu=samples' events,
+        # then HPROF with a sampler that never wakes (interval of 11.6 days).
+        ("cpu=samples part: runtime, events ignored", "-agentpath:" + os.path.join(
+            build, "lib", "libjvmpi.so") + "=" + os.path.join(
+            build, "bench", "hprof", "libjvmpibench_ignoring.so"), "main"),
+        ("cpu=samples part: HPROF, no sample taken", "cpu=samples,interval=1000000000", "main"),
         ("heap=sites", "heap=sites", "main"),
         # The least any exact allocation-site profiler on JVMTI does per allocation (an event, a
         # tag, a depth-4 stack trace): the floor heap=sites is measured against.
-        ("JVMTI floor of heap=sites", "-agentpath:" + os.path.join(
-            os.path.abspath(args.build), "bench", "heap", "libjvmpibench_jvmti_floor.so"), "main"),
+        ("JVMTI floor of heap=sites", floor, "main"),
+        # The floor taken apart: the event alone, the event and a tag (what exact live counts
+        # need, to learn of each death), the event and a trace.
+        ("JVMTI floor part: event only", floor + "=none", "main"),
+        ("JVMTI floor part: event + tag", floor + "=tag", "main"),
+        ("JVMTI floor part: event + trace", floor + "=trace", "main"),
         ("monitor=y", "monitor=y", "main"),
         ("heap=dump", "heap=dump", "main"),
         ("no agent (small tree)", None, "small"),
