@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # The main job: runs the bundled demo application under HPROF (CPU sampling and allocation sites)
 # on the JVMPI runtime, and leaves the report in demo-output/java.hprof.txt.
+# DEMO_BUILD_DIR and DEMO_OUTPUT_DIR (default build/ and demo-output/) let the test suite run it
+# against its own build without writing into the source tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 java_home="${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}"
-mkdir -p demo-output
-report="$PWD/demo-output/java.hprof.txt"
-LD_LIBRARY_PATH="$PWD/build/lib" "$java_home/bin/java" \
+build_dir=$(cd "${DEMO_BUILD_DIR:-build}" && pwd)
+output_dir="${DEMO_OUTPUT_DIR:-$PWD/demo-output}"
+mkdir -p "$output_dir"
+report="$(cd "$output_dir" && pwd)/java.hprof.txt"
+rm -f "$report"
+LD_LIBRARY_PATH="$build_dir/lib" "$java_home/bin/java" \
   "-agentlib:hprof=cpu=samples,heap=sites,depth=6,file=$report" \
-  -cp build/java/demo-classes demo.DemoApp 12
+  -cp "$build_dir/java/demo-classes" demo.DemoApp 12
+# The first lines of a report section. One awk reading the whole file: a pipe into head would
+# end the writer with SIGPIPE on a long section, which pipefail turns into a failed main job.
+section_head() {
+  awk -v from="^$1 BEGIN" -v to="^$1 END" \
+    '$0 ~ from { on = 1 } on && n < 12 { print; n++ } $0 ~ to { on = 0 }' "$report"
+}
 echo
-sed -n '/^CPU SAMPLES BEGIN/,/^CPU SAMPLES END/p' "$report" | head -12
+section_head "CPU SAMPLES"
 echo
-sed -n '/^SITES BEGIN/,/^SITES END/p' "$report" | head -12
+section_head "SITES"
 echo
 echo "Full report: $report"
