@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "child_process.h"
+
 namespace hproftest {
 
 struct Jdk {
@@ -73,7 +75,7 @@ class JavaProcess {
   JavaProcess(const JavaProcess&) = delete;
   JavaProcess& operator=(const JavaProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
   // False once the JVM has ended; at its time limit it is killed (and counts as ended).
   bool running();
   // Waits until stdout holds `text`; false if the JVM ended first or the time limit passed.
@@ -99,16 +101,10 @@ class JavaProcess {
   std::string stdout_so_far() const;
 
  private:
-  bool expired() const { return std::chrono::steady_clock::now() > deadline_; }
-  static void pause();
-  void reap(int status);
-  void kill_hung();
+  bool expired() const { return process_.expired(); }
+  static void pause() { testsupport::ChildProcess::pause(); }
 
-  std::string out_path_, err_path_, stacks_path_;
-  pid_t pid_ = -1;
-  int stdin_fd_ = -1;
-  bool reaped_ = false;
-  std::chrono::steady_clock::time_point deadline_;
+  testsupport::ChildProcess process_;
   RunResult result_;
 };
 

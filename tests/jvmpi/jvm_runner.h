@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "child_process.h"
+
 namespace jvmpitest {
 
 struct Jdk {
@@ -69,8 +71,8 @@ class JvmProcess {
   JvmProcess(const JvmProcess&) = delete;
   JvmProcess& operator=(const JvmProcess&) = delete;
 
-  bool started() const { return pid_ > 0; }
-  pid_t pid() const { return pid_; }
+  bool started() const { return process_.pid() > 0; }
+  pid_t pid() const { return process_.pid(); }
   // Polls stdout until it contains text; false after the bound or if the JVM ended.
   bool WaitForStdout(const std::string& text, std::chrono::milliseconds bound);
   void Signal(int sig);
@@ -81,11 +83,7 @@ class JvmProcess {
   JvmResult Wait();
 
  private:
-  std::string out_path_, err_path_, command_;
-  pid_t pid_ = -1;
-  int stdin_fd_ = -1;
-  std::chrono::steady_clock::time_point deadline_;
-  bool reaped_ = false;
+  testsupport::ChildProcess process_;
   JvmResult result_;
 };
 
