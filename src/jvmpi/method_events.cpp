@@ -134,20 +134,8 @@ void send_method(JNIEnv* env, jint type, jmethodID method, jobjectID receiver) {
   gate::deliver_wanted(&event);
 }
 
-// Runs on every call of an instrumented method, so the checks come cheapest first.
-void JNICALL hook_method_entry(JNIEnv* env, jclass, jint class_number, jint method_index) {
-  HookScope scope;
-  if (!scope.entered()) return;
-  const bool entry = gate::wants(JVMPI_EVENT_METHOD_ENTRY);
-  const bool entry2 = gate::wants(JVMPI_EVENT_METHOD_ENTRY2);
-  if (!entry && !entry2) return;
-  jmethodID method = method_of(class_number, method_index);
-  if (method == nullptr) return;
-  thread_events::ensure_known(env);
-  if (entry) send_method(env, JVMPI_EVENT_METHOD_ENTRY, method, nullptr);
-  if (entry2) send_method(env, JVMPI_EVENT_METHOD_ENTRY2, method, nullptr);
-}
-
+// Runs on every call of an instrumented method, so the checks come cheapest first. The hook of
+// static methods passes no receiver (and METHOD_ENTRY2 then carries no object ID).
 void JNICALL hook_method_entry_with_receiver(JNIEnv* env, jclass, jint class_number,
                                              jint method_index, jobject receiver) {
   HookScope scope;
@@ -162,6 +150,10 @@ void JNICALL hook_method_entry_with_receiver(JNIEnv* env, jclass, jint class_num
   if (entry2) {
     send_method(env, JVMPI_EVENT_METHOD_ENTRY2, method, object_ids::id_of(receiver));
   }
+}
+
+void JNICALL hook_method_entry(JNIEnv* env, jclass cls, jint class_number, jint method_index) {
+  hook_method_entry_with_receiver(env, cls, class_number, method_index, nullptr);
 }
 
 void JNICALL hook_method_exit(JNIEnv* env, jclass, jint class_number, jint method_index) {

@@ -22,44 +22,44 @@ jlong cpu_time_of(jthread thread) {
   return nanos;
 }
 
-// Records the CPU time at a JVMPI suspension; ThreadHasRun compares consecutive marks.
-void mark_suspended(ThreadRecord& record, jlong cpu) {
-  std::lock_guard lock(record.suspension_mutex);
-  record.suspended_by_jvmpi = true;
-  if (cpu >= 0) {
-    record.cpu_at_previous_suspend = record.cpu_at_last_suspend;
-    record.cpu_at_last_suspend = cpu;
-  }
-}
-
 // Threads a JVMPI suspension holds. A thread that ends while suspended leaves the registry at its
 // ThreadEnd, yet must stay resumable: a thread halting the VM posts its own ThreadEnd, is then
 // suspended by a sampler, and would otherwise never be resumed — the VM's exit waits on it forever.
 std::mutex g_suspended_mutex;
 std::unordered_map<JNIEnv*, ThreadRecordPtr> g_suspended;
 
-void remember_suspended(const ThreadRecordPtr& record) {
+// Marks a JVMPI suspension with the thread's CPU time (ThreadHasRun compares consecutive marks)
+// and holds the record until the resume.
+void mark_suspended(const ThreadRecordPtr& record, jlong cpu) {
+  {
+    std::lock_guard lock(record->suspension_mutex);
+    record->suspended_by_jvmpi = true;
+    if (cpu >= 0) {
+      record->cpu_at_previous_suspend = record->cpu_at_last_suspend;
+      record->cpu_at_last_suspend = cpu;
+    }
+  }
   std::lock_guard lock(g_suspended_mutex);
   g_suspended[record->env] = record;
 }
 
-// The record to resume `env` by: the suspended one if JVMPI suspended it, else the live one.
+// The record to resume `env` by, marked resumed: the one held since JVMPI suspended it, else the
+// live one.
 ThreadRecordPtr take_for_resume(JNIEnv* env) {
+  ThreadRecordPtr record;
   {
     std::lock_guard lock(g_suspended_mutex);
-    auto it = g_suspended.find(env);
-    if (it != g_suspended.end()) {
-      ThreadRecordPtr record = std::move(it->second);
+    if (auto it = g_suspended.find(env); it != g_suspended.end()) {
+      record = std::move(it->second);
       g_suspended.erase(it);
-      return record;
     }
   }
-  return threads::find(env);
-}
-
-void mark_resumed(ThreadRecord& record) {
-  std::lock_guard lock(record.suspension_mutex);
-  record.suspended_by_jvmpi = false;
+  if (record == nullptr) record = threads::find(env);
+  if (record != nullptr) {
+    std::lock_guard lock(record->suspension_mutex);
+    record->suspended_by_jvmpi = false;
+  }
+  return record;
 }
 
 bool is_self(const ThreadRecord& record) {
@@ -114,22 +114,19 @@ void suspend(JNIEnv* env) {
   if (record == nullptr) return;
   if (is_self(*record)) {
     // After the call returns the thread has been resumed; the mark belongs before.
-    mark_suspended(*record, current_thread_cpu_time());
-    remember_suspended(record);
+    mark_suspended(record, current_thread_cpu_time());
     jvmti()->SuspendThread(nullptr);
     return;
   }
   if (jvmti_ok(jvmti()->SuspendThread(record->thread), "SuspendThread",
                JVMTI_ERROR_THREAD_NOT_ALIVE)) {
-    mark_suspended(*record, cpu_time_of(record->thread));
-    remember_suspended(record);
+    mark_suspended(record, cpu_time_of(record->thread));
   }
 }
 
 void resume(JNIEnv* env) {
   ThreadRecordPtr record = take_for_resume(env);
   if (record == nullptr) return;
-  mark_resumed(*record);
   jvmti_ok(jvmti()->ResumeThread(record->thread), "ResumeThread", JVMTI_ERROR_THREAD_NOT_ALIVE);
 }
 
@@ -154,8 +151,7 @@ void suspend_list(jint count, JNIEnv** envs, jint* results) {
                                    errors.data()) == JVMTI_ERROR_NONE) {
       for (size_t k = 0; k < targets.size(); ++k) {
         if (errors[k] != JVMTI_ERROR_NONE) continue;
-        mark_suspended(*records[index[k]], cpu_time_of(targets[k]));
-        remember_suspended(records[index[k]]);
+        mark_suspended(records[index[k]], cpu_time_of(targets[k]));
         if (results != nullptr) results[index[k]] = JVMPI_SUCCESS;
       }
     }
@@ -177,7 +173,6 @@ void resume_list(jint count, JNIEnv** envs, jint* results) {
     if (results != nullptr) results[i] = JVMPI_FAIL;
     ThreadRecordPtr record = take_for_resume(envs[i]);
     if (record == nullptr) continue;
-    mark_resumed(*record);
     targets.push_back(record->thread);
     index.push_back(i);
     records.push_back(std::move(record));
