@@ -1,6 +1,7 @@
 // The table of jvmprof's subcommands. A new subcommand adds its declaration and one row here.
 #include <cstdio>
 
+#include "heap_commands.h"
 #include "subcommand.h"
 
 namespace jvmprof {
@@ -12,6 +13,12 @@ std::span<const Subcommand> subcommands() {
          std::printf("jvmprof %s\n", JVMPROF_VERSION);
          return 0;
        }},
+      {"summary", "counts, sizes and class histogram of a heap dump", run_summary},
+      {"dominators", "biggest objects by retained size, with what they retain", run_dominators},
+      {"path", "shortest paths from GC roots to an object", run_path},
+      {"strings", "duplicate strings and who holds them", run_strings},
+      {"diff", "per-class growth between two heap dumps", run_diff},
+      {"suspects", "leak suspects with their paths to GC roots", run_suspects},
   };
   return table;
 }

@@ -1,0 +1,136 @@
+// The heap analyzer: reads binary HPROF heap dumps (JAVA PROFILE 1.0.1/1.0.2, identifier size 4
+// or 8, optionally gzip-compressed) and answers the questions a leak hunt asks: what is on the
+// heap, who retains it, how it is reached, which strings are duplicated, what grew, what leaks.
+//
+// A dump is memory-mapped and indexed once (object offsets, references in CSR form, dominator
+// tree, retained sizes); the index is saved beside the dump as DUMP.jvmprof-index and reused
+// while the dump's size and modification time match. docs/heap-analysis.md has the details.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace analysis {
+
+// Malformed input or an I/O failure; what() is one line naming the byte offset and the record.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct OpenOptions {
+  bool use_index_file = true;  // reuse and write DUMP.jvmprof-index
+  bool progress = false;       // phase and percent on stderr, at most once a second
+};
+
+struct DumpSummary {
+  std::string format;  // "JAVA PROFILE 1.0.2"
+  uint32_t id_size = 0;
+  uint64_t timestamp_ms = 0;
+  uint64_t file_bytes = 0;
+  bool gzip = false;
+  bool index_reused = false;
+  uint64_t objects = 0;  // instances + arrays + class objects
+  uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
+  uint64_t gc_roots = 0;  // root records that name a dumped object
+  uint64_t shallow_bytes = 0;
+  uint64_t reachable_objects = 0, reachable_bytes = 0;  // strongly or weakly reachable
+  uint64_t weakly_reachable_objects = 0;                // only through weak/soft/phantom refs
+  uint64_t unreachable_objects = 0, unreachable_bytes = 0;
+};
+
+struct ClassStats {
+  std::string name;
+  uint64_t instances = 0;
+  uint64_t shallow_bytes = 0;
+  // Retained size of the class: the sum over its instances that have no instance of the same
+  // class above them in the dominator tree.
+  uint64_t retained_bytes = 0;
+};
+
+struct ObjectInfo {
+  uint64_t id = 0;
+  std::string class_name;
+  uint64_t shallow_bytes = 0;
+  uint64_t retained_bytes = 0;
+};
+
+struct BigObject {
+  ObjectInfo object;
+  uint64_t retained_objects = 0;
+  std::vector<ClassStats> retained_by_class;  // the retained set by class, biggest first
+};
+
+// One step of a path from a GC root: `via` is how the previous object refers to this one
+// ("field name", "[index]", "static name"); for the first step it is the root kind.
+struct PathStep {
+  ObjectInfo object;
+  std::string via;
+};
+using RootPath = std::vector<PathStep>;
+
+struct DuplicateString {
+  std::string value;  // UTF-8, cut at 200 bytes
+  uint64_t count = 0;
+  uint64_t wasted_bytes = 0;                              // shallow bytes of the extra copies
+  std::vector<std::pair<std::string, uint64_t>> holders;  // referrer class, references
+};
+
+struct StringReport {
+  uint64_t strings = 0, distinct_values = 0, duplicated_strings = 0, wasted_bytes = 0;
+  std::vector<DuplicateString> top;
+};
+
+struct Suspect {
+  enum class Kind { kObject, kClass } kind = Kind::kObject;
+  ObjectInfo object;                // kObject: the object; kClass: name and retained bytes
+  uint64_t instances = 0;           // kClass: instances of the class
+  double heap_share = 0;            // retained / reachable bytes
+  ObjectInfo accumulation_point;    // where the retained bytes pile up (kObject)
+  std::vector<ClassStats> content;  // the accumulation point's retained set by class
+  RootPath path;                    // shortest path from a GC root to the accumulation point
+};
+
+struct ClassDiff {
+  std::string name;
+  int64_t instances_before = 0, instances_after = 0;
+  int64_t shallow_before = 0, shallow_after = 0;
+  int64_t retained_before = 0, retained_after = 0;
+};
+
+class HeapDump {
+ public:
+  // Throws Error for unreadable or malformed dumps.
+  static std::unique_ptr<HeapDump> open(const std::string& path, const OpenOptions& options = {});
+  ~HeapDump();
+  HeapDump(const HeapDump&) = delete;
+  HeapDump& operator=(const HeapDump&) = delete;
+
+  DumpSummary summary() const;
+  // Every class with at least one instance, by shallow bytes, biggest first.
+  std::vector<ClassStats> class_histogram() const;
+  // The objects with the largest retained sizes, biggest first.
+  std::vector<BigObject> biggest_objects(size_t count, size_t classes_per_object) const;
+  std::optional<ObjectInfo> object(uint64_t id) const;
+  // Shortest paths from GC roots over strong references, one per distinct last referrer,
+  // shortest first. Empty if the object is unreachable; throws Error if no such object.
+  std::vector<RootPath> paths_to(uint64_t id, size_t max_paths) const;
+  StringReport duplicate_strings(size_t top, size_t holders_per_value) const;
+  // Objects and classes retaining at least `threshold` (0..1) of the reachable heap.
+  std::vector<Suspect> suspects(double threshold) const;
+
+  struct Impl;
+
+ private:
+  explicit HeapDump(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Per-class growth from `before` to `after`, classes matched by name, largest change first.
+std::vector<ClassDiff> diff_classes(const HeapDump& before, const HeapDump& after);
+
+}  // namespace analysis

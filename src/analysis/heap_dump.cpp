@@ -1,0 +1,333 @@
+// Opening a dump (reusing or building its index) and the class and object views.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <queue>
+#include <unordered_map>
+
+#include "byte_reader.h"
+#include "heap_dump_impl.h"
+#include "progress.h"
+
+namespace analysis {
+
+using detail::kNone;
+
+HeapDump::HeapDump(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HeapDump::~HeapDump() = default;
+
+std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOptions& options) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->file_bytes = static_cast<uint64_t>(st.st_size);
+  impl->gzip = detail::MappedFile::is_gzip(path);
+  const detail::DumpIdentity identity{static_cast<uint64_t>(st.st_size),
+                                      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+  const std::string index_path = path + ".jvmprof-index";
+  if (options.use_index_file) {
+    impl->index = detail::load_index(index_path, identity);
+    impl->index_reused = impl->index != nullptr;
+  }
+  if (!impl->index) {
+    detail::Progress progress(options.progress);
+    detail::ProgressFn report = [&](const char* phase, uint64_t done, uint64_t total) {
+      progress.update(phase, done, total);
+    };
+    if (impl->gzip) progress.update("decompressing", 0, 1);
+    std::span<const uint8_t> bytes = impl->dump();
+    try {
+      impl->index = std::make_unique<detail::HeapIndex>(detail::build_index(bytes, report));
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+    if (options.use_index_file) detail::save_index(index_path, *impl->index, identity);
+  }
+  return std::unique_ptr<HeapDump>(new HeapDump(std::move(impl)));
+}
+
+std::span<const uint8_t> HeapDump::Impl::dump() const {
+  if (!dump_mapped) {
+    dump_file = detail::MappedFile::open(path, gzip);
+    dump_mapped = true;
+  }
+  return dump_file.bytes();
+}
+
+uint64_t HeapDump::Impl::id_of(uint32_t node) const {
+  std::span<const uint8_t> file = dump();
+  const uint64_t at = ix().node_offset[node];
+  const uint32_t ids = ix().header.id_size;
+  if (at + 1 + ids > file.size())
+    throw Error(path + ": index does not match the dump; delete " + path + ".jvmprof-index");
+  return detail::load_be(file.data() + at + 1, ids);
+}
+
+const std::string& HeapDump::Impl::class_name(uint32_t node) const {
+  return ix().classes[ix().node_class[node]].name;
+}
+
+ObjectInfo HeapDump::Impl::info(uint32_t node) const {
+  return {id_of(node), class_name(node), ix().shallow(node), ix().retained[node]};
+}
+
+uint32_t HeapDump::Impl::find_node(uint64_t id) const {
+  std::span<const uint8_t> file = dump();
+  const uint32_t ids = ix().header.id_size;
+  for (uint32_t v = 0; v < ix().node_count; ++v) {
+    const uint64_t at = ix().node_offset[v];
+    if (at + 1 + ids <= file.size() && detail::load_be(file.data() + at + 1, ids) == id) return v;
+  }
+  return kNone;
+}
+
+const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
+  if (tree_) return *tree_;
+  const uint32_t n = ix().node_count;
+  auto t = std::make_unique<Tree>();
+  t->begin.assign(static_cast<size_t>(n) + 3, 0);
+  for (uint32_t v = 0; v < n; ++v)
+    if (ix().idom[v] != kNone) ++t->begin[ix().idom[v] + 2];
+  for (size_t i = 2; i < t->begin.size(); ++i) t->begin[i] += t->begin[i - 1];
+  t->child.resize(t->begin.back());
+  for (uint32_t v = 0; v < n; ++v)
+    if (ix().idom[v] != kNone) t->child[t->begin[ix().idom[v] + 1]++] = v;
+  t->begin.pop_back();
+  tree_ = std::move(t);
+  return *tree_;
+}
+
+std::string HeapDump::Impl::utf8_name(uint64_t id) const {
+  std::span<const uint8_t> file = dump();
+  const uint32_t ids = ix().header.id_size;
+  if (!utf8_) {
+    // Top-level records only: heap dump segments are skipped by their lengths.
+    auto table = std::make_unique<std::vector<std::pair<uint64_t, uint64_t>>>();
+    uint64_t pos = 0;
+    while (pos < file.size() && file[pos] != 0) ++pos;
+    pos += 1 + 4 + 8;
+    while (pos + 9 <= file.size()) {
+      const uint8_t tag = file[pos];
+      const uint32_t length = detail::load_u4(file.data() + pos + 5);
+      const uint64_t body = pos + 9;
+      if (length > file.size() - body) break;
+      if (tag == 0x01 && length >= ids)
+        table->emplace_back(detail::load_be(file.data() + body, ids), pos);
+      pos = body + length;
+    }
+    std::sort(table->begin(), table->end());
+    utf8_ = std::move(table);
+  }
+  auto it = std::lower_bound(utf8_->begin(), utf8_->end(), std::pair<uint64_t, uint64_t>{id, 0});
+  if (it == utf8_->end() || it->first != id) return "?";
+  const uint64_t pos = it->second;
+  const uint32_t length = detail::load_u4(file.data() + pos + 5);
+  return std::string(reinterpret_cast<const char*>(file.data() + pos + 9 + ids), length - ids);
+}
+
+uint64_t HeapDump::Impl::reachable_bytes() const {
+  uint64_t total = 0;
+  for (uint32_t v = 0; v < ix().node_count; ++v)
+    if (ix().idom[v] == ix().node_count) total += ix().retained[v];
+  return total;
+}
+
+const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
+  if (histogram_) return *histogram_;
+  const auto& classes = ix().classes;
+  auto stats = std::make_unique<std::vector<ClassStats>>(classes.size());
+  for (size_t k = 0; k < classes.size(); ++k) (*stats)[k].name = classes[k].name;
+  const uint32_t n = ix().node_count;
+  for (uint32_t v = 0; v < n; ++v) {
+    ClassStats& s = (*stats)[ix().node_class[v]];
+    ++s.instances;
+    s.shallow_bytes += ix().shallow(v);
+  }
+  // Retained bytes per class: a depth-first walk of the dominator tree counting, per class, the
+  // instances on the current branch; an instance with none of its class above it is counted.
+  const Tree& t = tree();
+  std::vector<uint32_t> active(classes.size(), 0);
+  struct Frame {
+    uint32_t node;
+    uint32_t next;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({n, t.begin[n]});
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == t.begin[f.node + 1]) {
+      if (f.node != n) --active[ix().node_class[f.node]];
+      stack.pop_back();
+      continue;
+    }
+    uint32_t c = t.child[f.next++];
+    uint32_t k = ix().node_class[c];
+    if (active[k]++ == 0) (*stats)[k].retained_bytes += ix().retained[c];
+    stack.push_back({c, t.begin[c]});
+  }
+  histogram_ = std::move(stats);
+  return *histogram_;
+}
+
+std::vector<ClassStats> HeapDump::Impl::retained_by_class(uint32_t node, size_t limit,
+                                                          uint64_t* objects) const {
+  const Tree& t = tree();
+  std::unordered_map<uint32_t, ClassStats> by_class;
+  std::vector<uint32_t> stack{node};
+  uint64_t count = 0;
+  while (!stack.empty()) {
+    uint32_t v = stack.back();
+    stack.pop_back();
+    ++count;
+    ClassStats& s = by_class[ix().node_class[v]];
+    ++s.instances;
+    s.shallow_bytes += ix().shallow(v);
+    for (uint32_t i = t.begin[v]; i < t.begin[v + 1]; ++i) stack.push_back(t.child[i]);
+  }
+  if (objects) *objects = count;
+  std::vector<ClassStats> out;
+  for (auto& [k, s] : by_class) {
+    s.name = ix().classes[k].name;
+    s.retained_bytes = s.shallow_bytes;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const ClassStats& a, const ClassStats& b) {
+    return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.name < b.name;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+DumpSummary HeapDump::summary() const {
+  const auto& ix = impl_->ix();
+  DumpSummary s;
+  s.format = ix.header.format;
+  s.id_size = ix.header.id_size;
+  s.timestamp_ms = ix.header.timestamp_ms;
+  s.file_bytes = impl_->file_bytes;
+  s.gzip = impl_->gzip;
+  s.index_reused = impl_->index_reused;
+  s.objects = ix.node_count;
+  for (uint32_t v = 0; v < ix.node_count; ++v) {
+    const uint64_t size = ix.shallow(v);
+    s.shallow_bytes += size;
+    if (ix.idom[v] == kNone) {
+      ++s.unreachable_objects;
+      s.unreachable_bytes += size;
+    } else {
+      ++s.reachable_objects;
+      s.reachable_bytes += size;
+    }
+  }
+  for (const auto& k : ix.classes)
+    if (k.object != kNone) ++s.classes;
+  for (uint32_t v = 0; v < ix.node_count; ++v) {
+    switch (ix.classes[ix.node_class[v]].kind) {
+      case detail::ClassKind::kObjectArray:
+        ++s.object_arrays;
+        break;
+      case detail::ClassKind::kPrimitiveArray:
+        ++s.primitive_arrays;
+        break;
+      default:
+        break;
+    }
+  }
+  s.instances = s.objects - s.object_arrays - s.primitive_arrays - s.classes;
+  std::vector<uint32_t> root_nodes;
+  for (const auto& r : ix.roots) root_nodes.push_back(r.node);
+  std::sort(root_nodes.begin(), root_nodes.end());
+  s.gc_roots =
+      static_cast<uint64_t>(std::unique(root_nodes.begin(), root_nodes.end()) - root_nodes.begin());
+  s.weakly_reachable_objects = ix.counts.weakly_reachable;
+  return s;
+}
+
+std::vector<ClassStats> HeapDump::class_histogram() const {
+  std::vector<ClassStats> out;
+  for (const ClassStats& s : impl_->class_stats())
+    if (s.instances > 0) out.push_back(s);
+  std::sort(out.begin(), out.end(), [](const ClassStats& a, const ClassStats& b) {
+    return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.name < b.name;
+  });
+  return out;
+}
+
+std::vector<BigObject> HeapDump::biggest_objects(size_t count, size_t classes_per_object) const {
+  const auto& ix = impl_->ix();
+  using Entry = std::pair<uint64_t, uint32_t>;  // retained, node; min-heap of the best so far
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> best;
+  for (uint32_t v = 0; v < ix.node_count && count > 0; ++v) {
+    if (ix.idom[v] == kNone) continue;
+    Entry e{ix.retained[v], ~v};  // ~v: among equals, the earlier object wins
+    if (best.size() < count)
+      best.push(e);
+    else if (best.top() < e)
+      best.pop(), best.push(e);
+  }
+  std::vector<BigObject> out;
+  while (!best.empty()) {
+    uint32_t v = ~best.top().second;
+    best.pop();
+    BigObject b;
+    b.object = impl_->info(v);
+    b.retained_by_class = impl_->retained_by_class(v, classes_per_object, &b.retained_objects);
+    out.push_back(std::move(b));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::optional<ObjectInfo> HeapDump::object(uint64_t id) const {
+  uint32_t v = impl_->find_node(id);
+  if (v == kNone) return std::nullopt;
+  return impl_->info(v);
+}
+
+std::vector<RootPath> HeapDump::paths_to(uint64_t id, size_t max_paths) const {
+  uint32_t v = impl_->find_node(id);
+  if (v == kNone) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "no object with id 0x%llx in the dump",
+                  static_cast<unsigned long long>(id));
+    throw Error(buf);
+  }
+  return impl_->paths_to(v, max_paths);
+}
+
+std::vector<ClassDiff> diff_classes(const HeapDump& before, const HeapDump& after) {
+  std::unordered_map<std::string, ClassDiff> by_name;
+  for (const ClassStats& s : before.class_histogram()) {
+    ClassDiff& d = by_name[s.name];
+    d.name = s.name;
+    d.instances_before += static_cast<int64_t>(s.instances);
+    d.shallow_before += static_cast<int64_t>(s.shallow_bytes);
+    d.retained_before += static_cast<int64_t>(s.retained_bytes);
+  }
+  for (const ClassStats& s : after.class_histogram()) {
+    ClassDiff& d = by_name[s.name];
+    d.name = s.name;
+    d.instances_after += static_cast<int64_t>(s.instances);
+    d.shallow_after += static_cast<int64_t>(s.shallow_bytes);
+    d.retained_after += static_cast<int64_t>(s.retained_bytes);
+  }
+  std::vector<ClassDiff> out;
+  for (auto& [name, d] : by_name)
+    if (d.instances_before != d.instances_after || d.shallow_before != d.shallow_after ||
+        d.retained_before != d.retained_after)
+      out.push_back(std::move(d));
+  auto magnitude = [](const ClassDiff& d) {
+    int64_t s = d.shallow_after - d.shallow_before;
+    return s < 0 ? -s : s;
+  };
+  std::sort(out.begin(), out.end(), [&](const ClassDiff& a, const ClassDiff& b) {
+    if (magnitude(a) != magnitude(b)) return magnitude(a) > magnitude(b);
+    return a.name < b.name;
+  });
+  return out;
+}
+
+}  // namespace analysis

@@ -1,0 +1,51 @@
+// Internal: what a HeapDump holds, and the helpers the query files share.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "heap_index.h"
+
+namespace analysis {
+
+struct HeapDump::Impl {
+  std::string path;
+  bool gzip = false;
+  bool index_reused = false;
+  uint64_t file_bytes = 0;
+  std::unique_ptr<detail::HeapIndex> index;
+
+  // The dump itself, mapped on first use (a reopened dump needs it only for record details).
+  std::span<const uint8_t> dump() const;
+  mutable detail::MappedFile dump_file;
+  mutable bool dump_mapped = false;
+
+  // The dominator tree's children in CSR form (node_count + 1 is the super-root), built once.
+  struct Tree {
+    std::vector<uint32_t> begin;  // node_count + 2 entries
+    std::vector<uint32_t> child;
+  };
+  const Tree& tree() const;
+  mutable std::unique_ptr<Tree> tree_;
+  mutable std::unique_ptr<std::vector<ClassStats>> histogram_;  // by class index
+
+  const detail::HeapIndex& ix() const { return *index; }
+  uint64_t id_of(uint32_t node) const;
+  ObjectInfo info(uint32_t node) const;
+  const std::string& class_name(uint32_t node) const;
+  uint32_t find_node(uint64_t id) const;  // kNone if absent
+  const std::vector<ClassStats>& class_stats() const;
+  // Retained set of `node` by class, biggest first; `objects` gets its size.
+  std::vector<ClassStats> retained_by_class(uint32_t node, size_t limit, uint64_t* objects) const;
+  // Shortest paths from GC roots to `node` (see HeapDump::paths_to).
+  std::vector<RootPath> paths_to(uint32_t node, size_t max_paths) const;
+  // How `from` refers to `to`: "field", "[3]", "static NAME", "<class>", ...
+  std::string describe_reference(uint32_t from, uint32_t to) const;
+  uint64_t reachable_bytes() const;
+  // Text of a UTF8 record (field and static names); the table is read from the dump once.
+  std::string utf8_name(uint64_t id) const;
+  mutable std::unique_ptr<std::vector<std::pair<uint64_t, uint64_t>>> utf8_;  // id, offset
+};
+
+}  // namespace analysis

@@ -1,0 +1,105 @@
+// Internal: the index of one heap dump — what the indexer builds, the index file stores and the
+// queries read. Node arrays are spans so they can point into owned vectors or a mapped index.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dominators.h"
+#include "mapped_file.h"
+
+namespace analysis::detail {
+
+enum class ClassKind : uint8_t { kInstance = 0, kObjectArray = 1, kPrimitiveArray = 2 };
+
+struct FieldInfo {
+  std::string name;
+  uint8_t type = 0;  // HPROF basic type code
+};
+
+struct ClassInfo {
+  uint64_t id = 0;          // class object id; 0 for a class made up for primitive arrays
+  uint32_t object = kNone;  // node of the class object
+  std::string name;         // Java name: java.lang.String, int[], java.lang.Object[]
+  uint32_t super = kNone;   // class index
+  uint64_t loader_id = 0;
+  ClassKind kind = ClassKind::kInstance;
+  uint8_t element_type = 0;       // primitive arrays: HPROF basic type
+  uint32_t data_size = 0;         // instance field bytes in the dump, whole superclass chain
+  uint32_t instance_size = 0;     // shallow size of an instance in the VM
+  std::vector<FieldInfo> fields;  // instance fields declared by this class
+};
+
+struct RootEntry {
+  uint32_t node;
+  uint32_t thread_serial;
+  uint8_t kind;  // HPROF root sub-record tag
+  uint8_t pad[3];
+};
+
+struct DumpHeader {
+  std::string format;
+  uint32_t id_size = 0;
+  uint64_t timestamp_ms = 0;
+};
+
+// Counters the indexer keeps for the summary.
+struct IndexCounts {
+  uint64_t unresolved_roots = 0;  // root records naming objects not in the dump
+  uint64_t dangling_refs = 0;     // references to objects not in the dump
+  uint64_t duplicate_ids = 0;
+  uint64_t strongly_reachable = 0;
+  uint64_t weakly_reachable = 0;
+};
+
+struct HeapIndex {
+  DumpHeader header;
+  IndexCounts counts;
+  uint32_t node_count = 0;
+  std::span<const uint64_t> node_offset;  // file offset of each object's sub-record
+  std::span<const uint32_t> node_class;   // class index
+  std::span<const uint32_t> node_size8;   // shallow size / 8
+  std::span<const uint64_t> edge_begin;   // strong references, CSR
+  std::span<const uint32_t> edge_target;
+  std::span<const Edge> weak_edges;
+  std::span<const RootEntry> roots;
+  std::span<const uint32_t> idom;      // kNone unreachable, node_count: the super-root
+  std::span<const uint64_t> retained;  // bytes
+  std::vector<ClassInfo> classes;
+  uint32_t class_class = kNone;  // java.lang.Class
+
+  // Storage behind the spans: either these vectors or a mapped index file.
+  struct Owned {
+    std::vector<uint64_t> node_offset, edge_begin, retained;
+    std::vector<uint32_t> node_class, node_size8, edge_target, idom;
+    std::vector<Edge> weak_edges;
+    std::vector<RootEntry> roots;
+  };
+  std::unique_ptr<Owned> owned;
+  MappedFile mapped;
+
+  uint64_t shallow(uint32_t node) const { return uint64_t{node_size8[node]} * 8; }
+  void point_at_owned();
+};
+
+// Builds the index of the dump in `file` (a whole mapped dump). Throws Error on malformed input.
+HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress);
+
+// The saved index: written beside the dump, valid while the dump's size and mtime match.
+struct DumpIdentity {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+void save_index(const std::string& path, const HeapIndex& index, const DumpIdentity& dump);
+// Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
+std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
+
+// Java name of an HPROF class name: "java/lang/String" -> "java.lang.String", "[I" -> "int[]".
+std::string java_class_name(std::string_view hprof_name);
+// Java name of an array element type code ("int").
+const char* primitive_name(uint8_t type);
+
+}  // namespace analysis::detail

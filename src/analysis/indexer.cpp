@@ -1,0 +1,691 @@
+// Builds a HeapIndex from a mapped dump in two streaming passes:
+//   1. records and sub-records front to back: UTF8 names, LOAD CLASS, roots, and the offset and
+//      id of every object (instances, arrays, class dumps); every length is checked here;
+//   2. objects in file order again (offsets ascending): class, shallow size and references,
+//      resolved through an open-addressing id -> node table, into CSR arrays.
+// Then the dominator tree and retained sizes. Nothing is copied from the dump but what the
+// index keeps.
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+#include "byte_reader.h"
+#include "heap_index.h"
+
+namespace analysis::detail {
+
+namespace {
+
+constexpr uint8_t kTagUtf8 = 0x01, kTagLoadClass = 0x02, kTagHeapDump = 0x0C,
+                  kTagHeapDumpSegment = 0x1C;
+constexpr uint8_t kSubClassDump = 0x20, kSubInstance = 0x21, kSubObjArray = 0x22,
+                  kSubPrimArray = 0x23, kRootStickyClass = 0x05;
+
+const char* record_name(uint8_t tag) {
+  switch (tag) {
+    case 0x01:
+      return "UTF8";
+    case 0x02:
+      return "LOAD CLASS";
+    case 0x0C:
+      return "HEAP DUMP";
+    case 0x1C:
+      return "HEAP DUMP SEGMENT";
+    default:
+      return "top-level";
+  }
+}
+const char* subrecord_name(uint8_t tag) {
+  switch (tag) {
+    case 0x20:
+      return "CLASS DUMP";
+    case 0x21:
+      return "INSTANCE DUMP";
+    case 0x22:
+      return "OBJ ARRAY DUMP";
+    case 0x23:
+      return "PRIM ARRAY DUMP";
+    default:
+      return "ROOT";
+  }
+}
+
+uint64_t align8(uint64_t n) {
+  return (n + 7) & ~uint64_t{7};
+}
+
+uint32_t size8(uint64_t bytes) {
+  uint64_t s = align8(bytes) / 8;
+  return s > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(s);
+}
+
+// Bytes after the id of each root sub-record; -1 for tags that are not roots.
+int root_tail(uint8_t tag, uint32_t id_size) {
+  switch (tag) {
+    case 0xFF:
+    case 0x05:
+    case 0x07:
+      return 0;
+    case 0x01:
+      return static_cast<int>(id_size);
+    case 0x04:
+    case 0x06:
+      return 4;
+    case 0x02:
+    case 0x03:
+    case 0x08:
+      return 8;
+    default:
+      return -1;
+  }
+}
+
+struct Utf8Ref {
+  uint64_t id;
+  uint64_t offset;
+  uint32_t length;
+};
+
+struct RawRoot {
+  uint64_t id;
+  uint32_t thread_serial;
+  uint8_t kind;
+};
+
+// The fixed part and the three tables of a CLASS DUMP, read through a cursor placed after the
+// tag. `on_ref` gets every object reference the class holds (super, loader, signers, domain,
+// constants, statics) with a label for path output; `on_field` each declared instance field.
+struct ClassDumpHead {
+  uint64_t class_id = 0, super_id = 0, loader_id = 0;
+  uint32_t instance_size = 0;
+  uint64_t static_vm_bytes = 0;  // the statics as the VM stores them in the class mirror
+};
+
+template <typename OnRef, typename OnField>
+void read_class_dump(Cursor& c, ClassDumpHead& h, OnRef&& on_ref, OnField&& on_field) {
+  const uint32_t ids = c.id_size();
+  h.class_id = c.id("class id");
+  c.u4("stack trace serial");
+  h.super_id = c.id("super class id");
+  h.loader_id = c.id("class loader id");
+  uint64_t signers = c.id("signers id");
+  uint64_t domain = c.id("protection domain id");
+  c.id("reserved");
+  c.id("reserved");
+  h.instance_size = c.u4("instance size");
+  on_ref(h.super_id, "<super>", 0);
+  on_ref(h.loader_id, "<class loader>", 0);
+  on_ref(signers, "<signers>", 0);
+  on_ref(domain, "<protection domain>", 0);
+  uint16_t constants = c.u2("constant pool size");
+  for (uint32_t i = 0; i < constants; ++i) {
+    uint16_t index = c.u2("constant pool index");
+    uint8_t type = c.u1("constant type");
+    uint32_t size = dump_value_size(type, ids);
+    if (size == 0) c.fail("invalid constant pool value type " + std::to_string(type));
+    if (type == 2)
+      on_ref(c.id("constant value"), "<constant pool>", index);
+    else
+      c.skip(size, "constant value");
+  }
+  uint16_t statics = c.u2("static field count");
+  for (uint32_t i = 0; i < statics; ++i) {
+    uint64_t name = c.id("static field name id");
+    uint8_t type = c.u1("static field type");
+    uint32_t size = dump_value_size(type, ids);
+    if (size == 0) c.fail("invalid static field type " + std::to_string(type));
+    h.static_vm_bytes += vm_value_size(type);
+    if (type == 2)
+      on_ref(c.id("static field value"), "static", name);
+    else
+      c.skip(size, "static field value");
+  }
+  uint16_t fields = c.u2("instance field count");
+  for (uint32_t i = 0; i < fields; ++i) {
+    uint64_t name = c.id("instance field name id");
+    uint8_t type = c.u1("instance field type");
+    if (dump_value_size(type, ids) == 0)
+      c.fail("invalid instance field type " + std::to_string(type));
+    on_field(name, type);
+  }
+}
+
+class Indexer {
+ public:
+  Indexer(std::span<const uint8_t> file, const ProgressFn& progress)
+      : file_(file), progress_(progress) {}
+
+  HeapIndex build() {
+    read_header();
+    scan_records();
+    if (node_id_.size() >= kNone - 1)
+      throw Error("dump has more than 4294967293 objects, the analyzer's limit");
+    index_.node_count = static_cast<uint32_t>(node_id_.size());
+    std::sort(utf8_.begin(), utf8_.end(),
+              [](const Utf8Ref& a, const Utf8Ref& b) { return a.id < b.id; });
+    std::sort(load_class_.begin(), load_class_.end());
+    build_classes();
+    build_id_table();
+    read_objects();
+    resolve_roots();
+    node_id_ = {};
+    id_table_ = {};
+    compute_dominators_and_retained();
+    return std::move(index_);
+  }
+
+ private:
+  // ---- header and pass 1 ----
+
+  void read_header() {
+    if (file_.empty()) throw Error("byte offset 0: empty file, not an HPROF dump");
+    size_t nul = 0;
+    while (nul < file_.size() && nul < 64 && file_[nul] != 0) ++nul;
+    std::string_view magic(reinterpret_cast<const char*>(file_.data()), nul);
+    if (nul == file_.size() || nul == 64 || !magic.starts_with("JAVA PROFILE 1.0."))
+      throw Error("byte offset 0: not an HPROF binary dump (no \"JAVA PROFILE 1.0.x\" header)");
+    Cursor c(file_, nul + 1, file_.size(), 4);
+    c.set_record("header", 0);
+    id_size_ = c.u4("identifier size");
+    if (id_size_ != 4 && id_size_ != 8)
+      c.fail("identifier size " + std::to_string(id_size_) + " (only 4 and 8 are supported)");
+    index_.header.timestamp_ms = c.u8("timestamp");
+    index_.header.format = std::string(magic);
+    index_.header.id_size = id_size_;
+    records_start_ = c.pos();
+  }
+
+  void scan_records() {
+    uint64_t pos = records_start_;
+    const uint64_t end = file_.size();
+    while (pos < end) {
+      Cursor c(file_, pos, end, id_size_);
+      c.set_record("record header", pos);
+      uint8_t tag = c.u1("record tag");
+      c.u4("record time");
+      uint32_t length = c.u4("record length");
+      c.set_record(record_name(tag), pos);
+      c.need(length, "record body");
+      const uint64_t body = c.pos(), body_end = body + length;
+      Cursor r(file_, body, body_end, id_size_);
+      r.set_record(record_name(tag), pos);
+      if (tag == kTagUtf8) {
+        uint64_t id = r.id("string id");
+        utf8_.push_back({id, r.pos(), static_cast<uint32_t>(r.remaining())});
+      } else if (tag == kTagLoadClass) {
+        r.u4("class serial");
+        uint64_t class_id = r.id("class object id");
+        r.u4("stack trace serial");
+        uint64_t name_id = r.id("class name id");
+        load_class_.emplace_back(class_id, name_id);
+      } else if (tag == kTagHeapDump || tag == kTagHeapDumpSegment) {
+        scan_heap_dump(r);
+      }
+      pos = body_end;
+      report("reading records", pos, end);
+    }
+  }
+
+  void add_node(uint64_t offset, uint64_t id) {
+    node_offset_.push_back(offset);
+    node_id_.push_back(id);
+  }
+
+  void scan_heap_dump(Cursor& c) {
+    while (!c.at_end()) {
+      const uint64_t start = c.pos();
+      uint8_t tag = c.u1("sub-record tag");
+      c.set_record(subrecord_name(tag), start);
+      if (int tail = root_tail(tag, id_size_); tail >= 0) {
+        uint64_t id = c.id("root object id");
+        uint32_t thread = 0;
+        if (tag == 0x02 || tag == 0x03 || tag == 0x04 || tag == 0x06 || tag == 0x08)
+          thread = c.u4("thread serial"), c.skip(static_cast<uint64_t>(tail) - 4, "root fields");
+        else
+          c.skip(static_cast<uint64_t>(tail), "root fields");
+        roots_.push_back({id, thread, tag});
+        continue;
+      }
+      switch (tag) {
+        case kSubClassDump: {
+          ClassDumpHead h;
+          read_class_dump(
+              c, h, [](uint64_t, const char*, uint64_t) {}, [](uint64_t, uint8_t) {});
+          class_nodes_.push_back(static_cast<uint32_t>(node_offset_.size()));
+          add_node(start, h.class_id);
+          break;
+        }
+        case kSubInstance: {
+          uint64_t id = c.id("object id");
+          c.u4("stack trace serial");
+          c.id("class id");
+          uint32_t length = c.u4("field data length");
+          c.skip(length, "field data");
+          add_node(start, id);
+          break;
+        }
+        case kSubObjArray: {
+          uint64_t id = c.id("array id");
+          c.u4("stack trace serial");
+          uint32_t count = c.u4("element count");
+          c.id("array class id");
+          c.need_items(count, id_size_, "elements");
+          c.skip(uint64_t{count} * id_size_, "elements");
+          add_node(start, id);
+          break;
+        }
+        case kSubPrimArray: {
+          uint64_t id = c.id("array id");
+          c.u4("stack trace serial");
+          uint32_t count = c.u4("element count");
+          uint8_t type = c.u1("element type");
+          uint32_t size = dump_value_size(type, id_size_);
+          if (size == 0 || type == 2)
+            c.fail("invalid primitive array type " + std::to_string(type));
+          c.need_items(count, size, "elements");
+          c.skip(uint64_t{count} * size, "elements");
+          add_node(start, id);
+          break;
+        }
+        default: {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "0x%02x", tag);
+          fail_at(start, "heap dump sub-record", start,
+                  std::string("unknown sub-record tag ") + hex);
+        }
+      }
+    }
+  }
+
+  // ---- classes ----
+
+  std::string utf8(uint64_t id) const {
+    auto it = std::lower_bound(utf8_.begin(), utf8_.end(), id,
+                               [](const Utf8Ref& u, uint64_t v) { return u.id < v; });
+    if (it == utf8_.end() || it->id != id) return {};
+    return std::string(reinterpret_cast<const char*>(file_.data() + it->offset), it->length);
+  }
+
+  std::string class_name_of(uint64_t class_id) const {
+    auto it = std::lower_bound(load_class_.begin(), load_class_.end(),
+                               std::pair<uint64_t, uint64_t>{class_id, 0});
+    if (it != load_class_.end() && it->first == class_id) {
+      std::string name = utf8(it->second);
+      if (!name.empty()) return java_class_name(name);
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "<unknown class 0x%llx>",
+                  static_cast<unsigned long long>(class_id));
+    return buf;
+  }
+
+  uint32_t class_index(uint64_t class_id) const {
+    auto it = std::lower_bound(class_ids_.begin(), class_ids_.end(),
+                               std::pair<uint64_t, uint32_t>{class_id, 0});
+    return it != class_ids_.end() && it->first == class_id ? it->second : kNone;
+  }
+
+  uint32_t add_class(ClassInfo info) {
+    index_.classes.push_back(std::move(info));
+    ref_offsets_.emplace_back();
+    referent_offset_.push_back(kNone);
+    return static_cast<uint32_t>(index_.classes.size() - 1);
+  }
+
+  void build_classes() {
+    auto& classes = index_.classes;
+    std::vector<uint64_t> super_ids;
+    std::vector<uint32_t> own_vm(class_nodes_.size());
+    for (uint32_t node : class_nodes_) {
+      Cursor c(file_, node_offset_[node] + 1, file_.size(), id_size_);
+      c.set_record("CLASS DUMP", node_offset_[node]);
+      ClassInfo info;
+      ClassDumpHead h;
+      uint32_t vm = 0;
+      read_class_dump(
+          c, h, [](uint64_t, const char*, uint64_t) {},
+          [&](uint64_t name, uint8_t type) {
+            info.fields.push_back({utf8(name), type});
+            vm += vm_value_size(type);
+          });
+      info.id = h.class_id;
+      info.object = node;
+      info.loader_id = h.loader_id;
+      info.name = class_name_of(info.id);
+      if (info.name.ends_with("[]")) info.kind = ClassKind::kObjectArray;
+      own_vm[classes.size()] = vm;
+      super_ids.push_back(h.super_id);
+      add_class(std::move(info));
+    }
+    class_ids_.reserve(classes.size());
+    for (uint32_t i = 0; i < classes.size(); ++i) class_ids_.emplace_back(classes[i].id, i);
+    std::sort(class_ids_.begin(), class_ids_.end());
+    for (uint32_t i = 0; i < classes.size(); ++i)
+      classes[i].super = super_ids[i] ? class_index(super_ids[i]) : kNone;
+    // Whole-chain layouts: this class's fields first, then the superclass's, as in INSTANCE DUMP.
+    const size_t dumped = classes.size();
+    for (uint32_t i = 0; i < dumped; ++i) {
+      uint64_t data = 0, vm = 0;
+      size_t depth = 0;
+      for (uint32_t k = i; k != kNone; k = classes[k].super) {
+        if (++depth > dumped) {
+          Cursor c(file_, node_offset_[classes[i].object], file_.size(), id_size_);
+          c.set_record("CLASS DUMP", node_offset_[classes[i].object]);
+          c.fail("superclass chain of " + classes[i].name + " is a cycle");
+        }
+        const bool is_reference = classes[k].name == "java.lang.ref.Reference";
+        for (const FieldInfo& f : classes[k].fields) {
+          if (f.type == 2) {
+            if (is_reference && f.name == "referent")
+              referent_offset_[i] = static_cast<uint32_t>(data);
+            else
+              ref_offsets_[i].push_back(static_cast<uint32_t>(data));
+          }
+          data += dump_value_size(f.type, id_size_);
+        }
+        vm += own_vm[k];
+      }
+      if (data > 0xFFFFFFFFu) data = 0xFFFFFFFFu;
+      classes[i].data_size = static_cast<uint32_t>(data);
+      classes[i].instance_size =
+          static_cast<uint32_t>(std::min<uint64_t>(align8(12 + vm), 0xFFFFFFF8u));
+    }
+    // Primitive arrays are attributed to the dump's own array classes when it has them.
+    for (uint8_t type = 4; type <= 11; ++type) {
+      std::string name = std::string(primitive_name(type)) + "[]";
+      uint32_t found = kNone;
+      for (uint32_t i = 0; i < dumped && found == kNone; ++i)
+        if (classes[i].name == name) found = i;
+      if (found == kNone) {
+        ClassInfo info;
+        info.name = name;
+        found = add_class(std::move(info));
+      }
+      classes[found].kind = ClassKind::kPrimitiveArray;
+      classes[found].element_type = type;
+      prim_class_[type] = found;
+    }
+    for (uint32_t i = 0; i < dumped && index_.class_class == kNone; ++i)
+      if (classes[i].name == "java.lang.Class") index_.class_class = i;
+    if (index_.class_class == kNone) {
+      ClassInfo info;
+      info.name = "java.lang.Class";
+      info.instance_size = 96;  // HotSpot's java.lang.Class mirror without statics, about
+      index_.class_class = add_class(std::move(info));
+    }
+  }
+
+  // A class made up for objects whose class was not dumped.
+  uint32_t undumped_class(uint64_t class_id, ClassKind kind) {
+    auto [it, inserted] = undumped_.try_emplace(class_id, kNone);
+    if (inserted) {
+      ClassInfo info;
+      info.id = class_id;
+      info.name = class_name_of(class_id);
+      info.kind = kind;
+      it->second = add_class(std::move(info));
+    }
+    return it->second;
+  }
+
+  // ---- id -> node ----
+
+  static uint64_t hash(uint64_t id) { return id * 0x9E3779B97F4A7C15ull; }
+
+  void build_id_table() {
+    uint64_t capacity = 16;
+    while (capacity < node_id_.size() + node_id_.size() / 2) capacity <<= 1;
+    id_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
+    id_mask_ = capacity - 1;
+    id_table_.assign(capacity, kNone);
+    for (uint32_t v = 0; v < node_id_.size(); ++v) {
+      const uint64_t id = node_id_[v];
+      for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
+        uint32_t at = id_table_[slot];
+        if (at == kNone) {
+          id_table_[slot] = v;
+          break;
+        }
+        if (node_id_[at] == id) {
+          ++index_.counts.duplicate_ids;
+          break;
+        }
+      }
+      report("indexing ids", v, node_id_.size());
+    }
+  }
+
+  uint32_t node_of(uint64_t id) const {
+    if (id == 0) return kNone;
+    for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
+      uint32_t at = id_table_[slot];
+      if (at == kNone || node_id_[at] == id) return at;
+    }
+  }
+
+  // ---- pass 2 ----
+
+  void add_edge(uint64_t id) {
+    uint32_t target = node_of(id);
+    if (target != kNone)
+      owned_->edge_target.push_back(target);
+    else if (id != 0)
+      ++index_.counts.dangling_refs;
+  }
+
+  void read_objects() {
+    index_.owned = std::make_unique<HeapIndex::Owned>();
+    owned_ = index_.owned.get();
+    const uint32_t n = index_.node_count;
+    owned_->node_class.resize(n);
+    owned_->node_size8.resize(n);
+    owned_->edge_begin.resize(static_cast<size_t>(n) + 1);
+    owned_->edge_target.reserve(n + n / 2);
+    auto& classes = index_.classes;
+    const uint32_t ids = id_size_;
+    for (uint32_t v = 0; v < n; ++v) {
+      owned_->edge_begin[v] = owned_->edge_target.size();
+      const uint64_t start = node_offset_[v];
+      const uint8_t* p = file_.data() + start;
+      switch (p[0]) {
+        case kSubInstance: {
+          const uint64_t class_id = load_be(p + 1 + ids + 4, ids);
+          const uint32_t length = load_u4(p + 1 + 2 * ids + 4);
+          const uint8_t* data = p + 1 + 2 * ids + 8;
+          uint32_t k = class_index(class_id);
+          if (k == kNone) {
+            k = undumped_class(class_id, ClassKind::kInstance);
+            owned_->node_size8[v] = size8(12 + uint64_t{length});
+          } else {
+            if (length != classes[k].data_size)
+              fail_at(start, "INSTANCE DUMP", start,
+                      "field data is " + std::to_string(length) + " bytes but the layout of " +
+                          classes[k].name + " needs " + std::to_string(classes[k].data_size));
+            owned_->node_size8[v] = classes[k].instance_size / 8;
+            for (uint32_t off : ref_offsets_[k]) add_edge(load_be(data + off, ids));
+            if (referent_offset_[k] != kNone) {
+              uint32_t target = node_of(load_be(data + referent_offset_[k], ids));
+              if (target != kNone) owned_->weak_edges.push_back({v, target});
+            }
+            if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+          }
+          owned_->node_class[v] = k;
+          break;
+        }
+        case kSubObjArray: {
+          const uint32_t count = load_u4(p + 1 + ids + 4);
+          const uint64_t class_id = load_be(p + 1 + ids + 8, ids);
+          const uint8_t* data = p + 1 + 2 * ids + 8;
+          uint32_t k = class_index(class_id);
+          if (k == kNone) k = undumped_class(class_id, ClassKind::kObjectArray);
+          owned_->node_class[v] = k;
+          owned_->node_size8[v] = size8(16 + 4 * uint64_t{count});
+          for (uint32_t i = 0; i < count; ++i) add_edge(load_be(data + uint64_t{i} * ids, ids));
+          if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+          break;
+        }
+        case kSubPrimArray: {
+          const uint32_t count = load_u4(p + 1 + ids + 4);
+          const uint8_t type = p[1 + ids + 8];
+          const uint32_t k = prim_class_[type];
+          owned_->node_class[v] = k;
+          owned_->node_size8[v] = size8(16 + uint64_t{dump_value_size(type, ids)} * count);
+          if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+          break;
+        }
+        case kSubClassDump: {
+          const uint32_t self = class_index(load_be(p + 1, ids));
+          // Finalizer.unfinalized lists every object awaiting finalization; like the
+          // referents of Finalizer objects it does not keep them alive for a leak hunt.
+          const bool finalizer = classes[self].name == "java.lang.ref.Finalizer";
+          Cursor c(file_, start + 1, file_.size(), ids);
+          c.set_record("CLASS DUMP", start);
+          ClassDumpHead h;
+          read_class_dump(
+              c, h,
+              [&](uint64_t id, const char* kind, uint64_t name) {
+                if (finalizer && kind[0] == 's' && utf8(name) == "unfinalized") return;
+                add_edge(id);
+              },
+              [](uint64_t, uint8_t) {});
+          owned_->node_class[v] = index_.class_class;
+          owned_->node_size8[v] =
+              size8(uint64_t{classes[index_.class_class].instance_size} + h.static_vm_bytes);
+          break;
+        }
+        default:
+          fail_at(start, "heap dump sub-record", start, "object offset does not start an object");
+      }
+      report("reading objects", v, n);
+    }
+    owned_->edge_begin[n] = owned_->edge_target.size();
+    owned_->edge_target.shrink_to_fit();
+  }
+
+  void resolve_roots() {
+    bool sticky = false;
+    for (const RawRoot& r : roots_) {
+      uint32_t node = node_of(r.id);
+      if (node == kNone) {
+        if (r.id != 0) ++index_.counts.unresolved_roots;
+        continue;
+      }
+      sticky |= r.kind == kRootStickyClass;
+      owned_->roots.push_back({node, r.thread_serial, r.kind, {0, 0, 0}});
+    }
+    // Without sticky-class roots the boot loader's classes are the roots the JVM would have.
+    if (!sticky)
+      for (const ClassInfo& k : index_.classes)
+        if (k.object != kNone && k.loader_id == 0)
+          owned_->roots.push_back({k.object, 0, kRootStickyClass, {0, 0, 0}});
+  }
+
+  void compute_dominators_and_retained() {
+    owned_->node_offset = std::move(node_offset_);
+    index_.point_at_owned();
+    std::vector<uint32_t> root_nodes;
+    root_nodes.reserve(owned_->roots.size());
+    for (const RootEntry& r : owned_->roots) root_nodes.push_back(r.node);
+    Graph g{index_.node_count, index_.edge_begin, index_.edge_target};
+    DominatorResult d =
+        compute_dominators(g, root_nodes, index_.weak_edges, index_.node_size8, 8, progress_);
+    owned_->idom = std::move(d.idom);
+    owned_->retained = std::move(d.retained);
+    index_.counts.strongly_reachable = d.strongly_reachable;
+    index_.counts.weakly_reachable = d.weakly_reachable;
+    index_.point_at_owned();
+  }
+
+  void report(const char* phase, uint64_t done, uint64_t total) {
+    if (progress_ && (done & 0xFFFF) == 0) progress_(phase, done, total);
+  }
+
+  std::span<const uint8_t> file_;
+  const ProgressFn& progress_;
+  uint32_t id_size_ = 4;
+  uint64_t records_start_ = 0;
+  HeapIndex index_;
+  HeapIndex::Owned* owned_ = nullptr;
+
+  std::vector<Utf8Ref> utf8_;
+  std::vector<std::pair<uint64_t, uint64_t>> load_class_;  // class id, name id
+  std::vector<RawRoot> roots_;
+  std::vector<uint64_t> node_offset_, node_id_;
+  std::vector<uint32_t> class_nodes_;
+  std::vector<std::pair<uint64_t, uint32_t>> class_ids_;  // sorted: class id -> class index
+  std::vector<std::vector<uint32_t>> ref_offsets_;        // per class: reference field offsets
+  std::vector<uint32_t> referent_offset_;                 // per class: Reference.referent
+  std::unordered_map<uint64_t, uint32_t> undumped_;
+  uint32_t prim_class_[12] = {};
+  std::vector<uint32_t> id_table_;
+  unsigned id_shift_ = 60;
+  uint64_t id_mask_ = 15;
+};
+
+}  // namespace
+
+void HeapIndex::point_at_owned() {
+  node_offset = owned->node_offset;
+  node_class = owned->node_class;
+  node_size8 = owned->node_size8;
+  edge_begin = owned->edge_begin;
+  edge_target = owned->edge_target;
+  weak_edges = owned->weak_edges;
+  roots = owned->roots;
+  idom = owned->idom;
+  retained = owned->retained;
+}
+
+HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress) {
+  return Indexer(file, progress).build();
+}
+
+const char* primitive_name(uint8_t type) {
+  switch (type) {
+    case 4:
+      return "boolean";
+    case 5:
+      return "char";
+    case 6:
+      return "float";
+    case 7:
+      return "double";
+    case 8:
+      return "byte";
+    case 9:
+      return "short";
+    case 10:
+      return "int";
+    case 11:
+      return "long";
+    default:
+      return "?";
+  }
+}
+
+std::string java_class_name(std::string_view name) {
+  size_t dims = 0;
+  while (dims < name.size() && name[dims] == '[') ++dims;
+  std::string base;
+  if (dims == 0) {
+    base = std::string(name);
+  } else {
+    std::string_view element = name.substr(dims);
+    if (element.size() >= 2 && element.front() == 'L' && element.back() == ';') {
+      base = std::string(element.substr(1, element.size() - 2));
+    } else if (element.size() == 1) {
+      static const char codes[] = "ZCFDBSIJ";
+      const char* hit = std::strchr(codes, element[0]);
+      base = hit && *hit ? primitive_name(static_cast<uint8_t>(4 + (hit - codes)))
+                         : std::string(element);
+    } else {
+      base = std::string(element);
+    }
+  }
+  std::replace(base.begin(), base.end(), '/', '.');
+  for (size_t i = 0; i < dims; ++i) base += "[]";
+  return base;
+}
+
+}  // namespace analysis::detail

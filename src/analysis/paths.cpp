@@ -1,0 +1,232 @@
+// Paths from GC roots (breadth-first over strong references) and leak suspects.
+#include <algorithm>
+#include <cstdio>
+
+#include "byte_reader.h"
+#include "heap_dump_impl.h"
+
+namespace analysis {
+
+using detail::kNone;
+
+namespace {
+
+const char* root_kind_name(uint8_t kind) {
+  switch (kind) {
+    case 0xFF:
+      return "root: unknown";
+    case 0x01:
+      return "root: JNI global";
+    case 0x02:
+      return "root: JNI local";
+    case 0x03:
+      return "root: Java frame";
+    case 0x04:
+      return "root: native stack";
+    case 0x05:
+      return "root: system class";
+    case 0x06:
+      return "root: thread block";
+    case 0x07:
+      return "root: busy monitor";
+    case 0x08:
+      return "root: thread object";
+    default:
+      return "root";
+  }
+}
+
+}  // namespace
+
+std::string HeapDump::Impl::describe_reference(uint32_t from, uint32_t to) const {
+  using namespace detail;
+  const HeapIndex& x = ix();
+  std::span<const uint8_t> file = dump();
+  const uint32_t ids = x.header.id_size;
+  const uint64_t target = id_of(to);
+  const uint64_t start = x.node_offset[from];
+  const ClassInfo& k = x.classes[x.node_class[from]];
+  if (k.object == to && k.object != kNone) return "<class>";
+  Cursor c(file, start, file.size(), ids);
+  c.set_record("object", start);
+  const uint8_t tag = c.u1("tag");
+  if (tag == 0x21) {
+    c.id("id");
+    c.u4("trace");
+    c.id("class");
+    const uint32_t length = c.u4("length");
+    c.need(length, "field data");
+    const uint8_t* data = c.here();
+    uint64_t offset = 0;
+    for (uint32_t kk = x.node_class[from]; kk != kNone; kk = x.classes[kk].super) {
+      for (const FieldInfo& f : x.classes[kk].fields) {
+        const uint32_t size = dump_value_size(f.type, ids);
+        if (offset + size > length) return "?";
+        if (f.type == 2 && load_be(data + offset, ids) == target) return f.name;
+        offset += size;
+      }
+      if (offset > length) break;
+    }
+  } else if (tag == 0x22) {
+    c.id("id");
+    c.u4("trace");
+    const uint32_t count = c.u4("count");
+    c.id("class");
+    c.need_items(count, ids, "elements");
+    for (uint32_t i = 0; i < count; ++i)
+      if (load_be(c.here() + uint64_t{i} * ids, ids) == target)
+        return "[" + std::to_string(i) + "]";
+  } else if (tag == 0x20) {
+    // Re-read the class dump's references; statics are named by the UTF8 records, which the
+    // index does not keep, so a static is shown by its position unless it is the only match.
+    c.id("class id");
+    c.u4("trace");
+    const char* fixed[] = {"<super>", "<class loader>", "<signers>", "<protection domain>"};
+    for (const char* name : fixed)
+      if (c.id("id") == target) return name;
+    c.id("reserved");
+    c.id("reserved");
+    c.u4("instance size");
+    const uint16_t constants = c.u2("constants");
+    for (uint32_t i = 0; i < constants; ++i) {
+      const uint16_t index = c.u2("index");
+      const uint8_t type = c.u1("type");
+      if (type == 2 && c.id("value") == target)
+        return "<constant pool " + std::to_string(index) + ">";
+      if (type != 2) c.skip(dump_value_size(type, ids), "value");
+    }
+    const uint16_t statics = c.u2("statics");
+    for (uint32_t i = 0; i < statics; ++i) {
+      const uint64_t name = c.id("name");
+      const uint8_t type = c.u1("type");
+      if (type == 2 && c.id("value") == target) return "static " + utf8_name(name);
+      if (type != 2) c.skip(dump_value_size(type, ids), "value");
+    }
+  }
+  return "?";
+}
+
+std::vector<RootPath> HeapDump::Impl::paths_to(uint32_t node, size_t max_paths) const {
+  const detail::HeapIndex& x = ix();
+  const uint32_t n = x.node_count;
+  if (x.idom[node] == kNone || max_paths == 0) return {};
+  // Breadth-first from all roots at once; parent[v] = kNone - 1 marks a root.
+  constexpr uint32_t kRoot = kNone - 1;
+  std::vector<uint32_t> parent(n, kNone), queue;
+  queue.reserve(1024);
+  for (const auto& r : x.roots)
+    if (parent[r.node] == kNone) parent[r.node] = kRoot, queue.push_back(r.node);
+  // The whole search, so that every referrer of `node` has its own shortest path.
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const uint32_t u = queue[head];
+    for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e) {
+      const uint32_t w = x.edge_target[e];
+      if (parent[w] == kNone) parent[w] = u, queue.push_back(w);
+    }
+  }
+  auto root_name = [&](uint32_t v) -> std::string {
+    for (const auto& r : x.roots)
+      if (r.node == v) return root_kind_name(r.kind);
+    return "root";
+  };
+  auto chain = [&](uint32_t last) {
+    std::vector<uint32_t> nodes;
+    for (uint32_t v = last; v != kRoot && v != kNone; v = parent[v]) {
+      nodes.push_back(v);
+      if (nodes.size() > n) break;
+    }
+    std::reverse(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  std::vector<std::vector<uint32_t>> chains;
+  if (parent[node] == kRoot) chains.push_back({node});
+  // One path per distinct strong referrer, each shortest through that referrer.
+  std::vector<uint32_t> referrers;
+  for (uint32_t u = 0; u < n; ++u)
+    for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e)
+      if (x.edge_target[e] == node && u != node && parent[u] != kNone) {
+        referrers.push_back(u);
+        break;
+      }
+  for (uint32_t u : referrers) {
+    auto c = chain(u);
+    if (std::find(c.begin(), c.end(), node) != c.end()) continue;
+    c.push_back(node);
+    chains.push_back(std::move(c));
+  }
+  std::stable_sort(chains.begin(), chains.end(),
+                   [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  if (chains.size() > max_paths) chains.resize(max_paths);
+  std::vector<RootPath> out;
+  for (const auto& c : chains) {
+    RootPath path;
+    for (size_t i = 0; i < c.size(); ++i)
+      path.push_back({info(c[i]), i == 0 ? root_name(c[0]) : describe_reference(c[i - 1], c[i])});
+    out.push_back(std::move(path));
+  }
+  return out;
+}
+
+std::vector<Suspect> HeapDump::suspects(double threshold) const {
+  const auto& x = impl_->ix();
+  const uint32_t n = x.node_count;
+  const uint64_t total = impl_->reachable_bytes();
+  const uint64_t limit = static_cast<uint64_t>(static_cast<double>(total) * threshold);
+  std::vector<Suspect> out;
+  if (total == 0) return out;
+  const auto& t = impl_->tree();
+  // Objects: where retained bytes accumulate — the deepest objects of the dominator tree that
+  // still retain the threshold (none of their children does), each shown with its top-level
+  // dominator (the object directly below the GC roots that holds it all).
+  for (uint32_t v = 0; v < n; ++v) {
+    if (x.idom[v] == kNone || x.retained[v] < limit || x.retained[v] == 0) continue;
+    bool deeper = false;
+    for (uint32_t j = t.begin[v]; j < t.begin[v + 1] && !deeper; ++j)
+      deeper = x.retained[t.child[j]] >= limit;
+    if (deeper) continue;
+    uint32_t top = v;
+    for (size_t depth = 0; x.idom[top] != n && depth < n; ++depth) top = x.idom[top];
+    Suspect s;
+    s.kind = Suspect::Kind::kObject;
+    s.object = impl_->info(top);
+    s.heap_share = static_cast<double>(x.retained[v]) / static_cast<double>(total);
+    s.accumulation_point = impl_->info(v);
+    s.content = impl_->retained_by_class(v, 5, nullptr);
+    auto paths = impl_->paths_to(v, 1);
+    if (!paths.empty()) s.path = std::move(paths[0]);
+    out.push_back(std::move(s));
+  }
+  // Classes whose instances together retain more than the threshold.
+  const auto& stats = impl_->class_stats();
+  for (size_t k = 0; k < stats.size(); ++k) {
+    if (stats[k].retained_bytes < limit || stats[k].retained_bytes == 0 || stats[k].instances < 2 ||
+        k == x.class_class)
+      continue;
+    Suspect s;
+    s.kind = Suspect::Kind::kClass;
+    s.object.class_name = stats[k].name;
+    s.object.retained_bytes = stats[k].retained_bytes;
+    s.object.shallow_bytes = stats[k].shallow_bytes;
+    s.instances = stats[k].instances;
+    s.heap_share = static_cast<double>(stats[k].retained_bytes) / static_cast<double>(total);
+    uint32_t biggest = kNone;
+    for (uint32_t v = 0; v < n; ++v)
+      if (x.node_class[v] == k && x.idom[v] != kNone &&
+          (biggest == kNone || x.retained[v] > x.retained[biggest]))
+        biggest = v;
+    // A class whose biggest instance alone passes the threshold is already an object suspect.
+    if (biggest != kNone && x.retained[biggest] >= limit) continue;
+    if (biggest != kNone) {
+      s.accumulation_point = impl_->info(biggest);
+      s.content = impl_->retained_by_class(biggest, 5, nullptr);
+      auto paths = impl_->paths_to(biggest, 1);
+      if (!paths.empty()) s.path = std::move(paths[0]);
+    }
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Suspect& a, const Suspect& b) { return a.heap_share > b.heap_share; });
+  return out;
+}
+
+}  // namespace analysis
