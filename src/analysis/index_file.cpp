@@ -32,7 +32,7 @@ struct FileHeader {
   uint64_t dump_size;
   int64_t dump_mtime_ns;
   uint64_t index_size;
-  uint64_t checksum;  // of every byte after the header
+  uint64_t checksum;  // of the header (this field as 0) and every section
   uint32_t id_size;
   uint32_t node_count;
   uint64_t timestamp_ms;
@@ -170,6 +170,7 @@ void save_index(const std::string& path, const HeapIndex& index, const DumpIdent
     offset += (parts[i].size() + 7) & ~uint64_t{7};
   }
   h.index_size = offset;
+  sum.add(&h, sizeof h);
   h.checksum = sum.value();
 
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -219,7 +220,13 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
     if (s.offset % 8 != 0 || s.offset > bytes.size() || s.bytes > bytes.size() - s.offset)
       return nullptr;
     sum.add(bytes.data() + s.offset, s.bytes);
+    // The alignment padding after a section is zero (so every byte of the file is checked).
+    for (uint64_t at = s.offset + s.bytes; at % 8 != 0 && at < bytes.size(); ++at)
+      if (bytes[at] != 0) return nullptr;
   }
+  FileHeader unsummed = h;
+  unsummed.checksum = 0;
+  sum.add(&unsummed, sizeof unsummed);
   if (sum.value() != h.checksum) return nullptr;
   auto section = [&]<typename T>(int i, T*) -> std::span<const T> {
     const Section& s = h.sections[i];
