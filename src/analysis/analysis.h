@@ -116,6 +116,12 @@ class HeapDump {
   // The objects with the largest retained sizes, biggest first.
   std::vector<BigObject> biggest_objects(size_t count, size_t classes_per_object) const;
   std::optional<ObjectInfo> object(uint64_t id) const;
+  // Instances of the class with this Java name (all classes of that name), biggest retained
+  // first, at most `limit`.
+  std::vector<ObjectInfo> instances_of(const std::string& class_name, size_t limit) const;
+  // The immediate dominator of an object: nullopt if unreachable or dominated by the GC roots
+  // as a whole (no single object dominates it).
+  std::optional<ObjectInfo> immediate_dominator(uint64_t id) const;
   // Shortest paths from GC roots over strong references, one per distinct last referrer,
   // shortest first. Empty if the object is unreachable; throws Error if no such object.
   std::vector<RootPath> paths_to(uint64_t id, size_t max_paths) const;

@@ -287,6 +287,28 @@ std::optional<ObjectInfo> HeapDump::object(uint64_t id) const {
   return impl_->info(v);
 }
 
+std::vector<ObjectInfo> HeapDump::instances_of(const std::string& class_name, size_t limit) const {
+  const auto& ix = impl_->ix();
+  std::vector<bool> wanted(ix.classes.size());
+  for (size_t k = 0; k < ix.classes.size(); ++k) wanted[k] = ix.classes[k].name == class_name;
+  std::vector<uint32_t> nodes;
+  for (uint32_t v = 0; v < ix.node_count; ++v)
+    if (wanted[ix.node_class[v]]) nodes.push_back(v);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [&](uint32_t a, uint32_t b) { return ix.retained[a] > ix.retained[b]; });
+  if (nodes.size() > limit) nodes.resize(limit);
+  std::vector<ObjectInfo> out;
+  for (uint32_t v : nodes) out.push_back(impl_->info(v));
+  return out;
+}
+
+std::optional<ObjectInfo> HeapDump::immediate_dominator(uint64_t id) const {
+  const auto& ix = impl_->ix();
+  uint32_t v = impl_->find_node(id);
+  if (v == kNone || ix.idom[v] == kNone || ix.idom[v] == ix.node_count) return std::nullopt;
+  return impl_->info(ix.idom[v]);
+}
+
 std::vector<RootPath> HeapDump::paths_to(uint64_t id, size_t max_paths) const {
   uint32_t v = impl_->find_node(id);
   if (v == kNone) {

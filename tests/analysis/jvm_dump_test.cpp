@@ -1,0 +1,249 @@
+// Real dumps of AnalysisHeapProgram, whose heap has planted structure: the analyzer reports the
+// planted facts exactly. jcmd dumps (JDK 17 and 25) are also checked against jcmd's class
+// histogram of the same moment and diffed against a second dump taken after the leak grew.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis.h"
+#include "jvm_dumps.h"
+
+using analysis::HeapDump;
+
+namespace {
+
+// AnalysisHeapProgram's constants.
+constexpr uint64_t kLeaks = 5000, kGrow = 1000, kDuplicates = 300, kRing = 10;
+
+// Shallow sizes as HotSpot lays the objects out (compressed class pointers and oops).
+constexpr uint64_t kLeakSize = 24;      // header 12 + payload ref 4 + long 8
+constexpr uint64_t kNodeSize = 32;      // HashMap$Node: 12 + hash 4 + key, value, next 3 x 4
+constexpr uint64_t kIntegerSize = 16;   // 12 + 4
+constexpr uint64_t kPayloadSize = 80;   // byte[64]: 16 + 64
+constexpr uint64_t kTableSize = 32784;  // HashMap$Node[8192]: 16 + 8192 x 4
+constexpr uint64_t kHashMapSize = 48;   // 12 + 8 fields of 4 bytes, aligned
+constexpr uint64_t kRingNodeSize = 24;  // 12 + next 4 + index 4, aligned
+
+const analysis::ClassStats* find_class(const std::vector<analysis::ClassStats>& h,
+                                       const std::string& name) {
+  for (const auto& c : h)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::string vias(const analysis::RootPath& p) {
+  std::string out;
+  for (const auto& s : p) out += s.via + " / ";
+  return out;
+}
+
+// The facts every producer's dump shows.
+void check_planted_structure(const HeapDump& d, bool exact_sizes) {
+  auto h = d.class_histogram();
+  const auto* leak = find_class(h, "AnalysisHeapProgram$Leak");
+  ASSERT_NE(leak, nullptr);
+  EXPECT_EQ(leak->instances, kLeaks);
+  EXPECT_EQ(leak->shallow_bytes, kLeaks * kLeakSize);
+  const auto* ring = find_class(h, "AnalysisHeapProgram$RingNode");
+  ASSERT_NE(ring, nullptr);
+  EXPECT_EQ(ring->instances, kRing);
+  EXPECT_EQ(ring->retained_bytes, kRing * kRingNodeSize) << "the ring counts once, from its head";
+
+  // The leak: one HashMap retains every entry, key, value and payload.
+  auto maps = d.instances_of("java.util.HashMap", 1);
+  ASSERT_EQ(maps.size(), 1u);
+  const uint64_t entries = kLeaks * (kNodeSize + kIntegerSize + kLeakSize + kPayloadSize);
+  if (exact_sizes) {
+    EXPECT_EQ(maps[0].retained_bytes, kHashMapSize + kTableSize + entries);
+  } else {
+    EXPECT_GT(maps[0].retained_bytes, entries);
+  }
+  auto leaks = d.instances_of("AnalysisHeapProgram$Leak", 1);
+  ASSERT_EQ(leaks.size(), 1u);
+  EXPECT_EQ(leaks[0].retained_bytes, kLeakSize + kPayloadSize);
+  auto paths = d.paths_to(leaks[0].id, 1);
+  ASSERT_EQ(paths.size(), 1u);
+  const std::string route = vias(paths[0]);
+  EXPECT_NE(route.find("static LEAK_MAP / table / "), std::string::npos) << route;
+  EXPECT_EQ(paths[0].back().via, "value") << route;
+  EXPECT_EQ(paths[0].back().object.id, leaks[0].id);
+
+  // The diamond: its top dominates the shared object and its int[1000].
+  auto top = d.instances_of("AnalysisHeapProgram$DiamondTop", 1);
+  auto shared = d.instances_of("AnalysisHeapProgram$DiamondShared", 1);
+  auto sides = d.instances_of("AnalysisHeapProgram$DiamondSide", 2);
+  ASSERT_EQ(top.size(), 1u);
+  ASSERT_EQ(shared.size(), 1u);
+  ASSERT_EQ(sides.size(), 2u);
+  auto shared_idom = d.immediate_dominator(shared[0].id);
+  ASSERT_TRUE(shared_idom.has_value());
+  EXPECT_EQ(shared_idom->id, top[0].id);
+  EXPECT_EQ(sides[0].retained_bytes, sides[0].shallow_bytes) << "a side alone retains nothing";
+  EXPECT_EQ(top[0].retained_bytes, top[0].shallow_bytes + sides[0].shallow_bytes +
+                                       sides[1].shallow_bytes + shared[0].retained_bytes);
+  if (exact_sizes) {
+    EXPECT_EQ(shared[0].retained_bytes, 16u + 4016u);
+  }
+
+  // Soft and weak references retain nothing through their referents.
+  auto payload = d.instances_of("AnalysisHeapProgram$SoftPayload", 1);
+  ASSERT_EQ(payload.size(), 1u);
+  EXPECT_FALSE(d.immediate_dominator(payload[0].id).has_value()) << "only softly reachable";
+  EXPECT_EQ(payload[0].retained_bytes, 16u + 200016u);
+  EXPECT_TRUE(d.paths_to(payload[0].id, 1).empty()) << "no strong path";
+  auto target = d.instances_of("AnalysisHeapProgram$WeakTarget", 1);
+  ASSERT_EQ(target.size(), 1u);
+  auto target_idom = d.immediate_dominator(target[0].id);
+  ASSERT_TRUE(target_idom.has_value());
+  EXPECT_EQ(target_idom->class_name, "java.lang.Class") << "held by the program's static field";
+  EXPECT_GE(d.summary().weakly_reachable_objects, 2u);
+
+  // The big array is the biggest single object and the leak suspect at 10%.
+  auto big = d.instances_of("long[]", 1);
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].retained_bytes, 8'000'016u);
+  auto suspects = d.suspects(0.10);
+  ASSERT_FALSE(suspects.empty());
+  EXPECT_EQ(suspects[0].accumulation_point.id, big[0].id);
+  ASSERT_FALSE(suspects[0].path.empty());
+  EXPECT_EQ(suspects[0].path.back().via, "static BIG");
+
+  // Duplicate strings: the planted copies plus the interned literal they were made from.
+  auto strings = d.duplicate_strings(1, 2);
+  ASSERT_EQ(strings.top.size(), 1u);
+  EXPECT_EQ(strings.top[0].value, "planted-duplicate-value");
+  EXPECT_EQ(strings.top[0].count, kDuplicates + 1);
+  ASSERT_FALSE(strings.top[0].holders.empty());
+  EXPECT_EQ(strings.top[0].holders[0].first, "java.lang.Object[]") << "the ArrayList's array";
+  EXPECT_GE(strings.top[0].holders[0].second, kDuplicates);
+}
+
+// `jcmd GC.class_histogram` lines: "   4:          5000         120000  AnalysisHeapProgram$Leak".
+std::map<std::string, std::pair<uint64_t, uint64_t>> read_histogram(const std::string& path) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string rank, name;
+    uint64_t count = 0, bytes = 0;
+    if (fields >> rank >> count >> bytes >> name && rank.back() == ':') out[name] = {count, bytes};
+  }
+  return out;
+}
+
+// The command line on a real dump: JSON that agrees with the library, and one-line errors.
+void check_command_line(const analysis_test::JvmDumps& dumps) {
+  auto run = [](const std::string& args, int* status) {
+    std::string cmd = std::string(ANALYSIS_JVMPROF) + " " + args + " 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    *status = WEXITSTATUS(pclose(p));
+    return out;
+  };
+  int status = 0;
+  auto summary = nlohmann::json::parse(run("summary --json --top 5 " + dumps.before, &status));
+  EXPECT_EQ(status, 0);
+  auto d = HeapDump::open(dumps.before);
+  EXPECT_EQ(summary["objects"].get<uint64_t>(), d->summary().objects);
+  EXPECT_EQ(summary["histogram"].size(), 5u);
+  EXPECT_EQ(summary["histogram"][0]["class"], "long[]");
+  for (const char* sub : {"dominators", "strings", "suspects"}) {
+    auto j = nlohmann::json::parse(run(std::string(sub) + " --json " + dumps.before, &status));
+    EXPECT_EQ(status, 0) << sub;
+    EXPECT_EQ(j["dump"], dumps.before) << sub;
+  }
+  auto leak = d->instances_of("AnalysisHeapProgram$Leak", 1).at(0);
+  char id[32];
+  std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(leak.id));
+  auto path = nlohmann::json::parse(run("path --json " + dumps.before + " " + id, &status));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(path["paths"][0].back()["via"], "value");
+  auto diff =
+      nlohmann::json::parse(run("diff --json " + dumps.before + " " + dumps.after, &status));
+  EXPECT_EQ(status, 0);
+  EXPECT_GT(diff["changed_classes"].get<int>(), 0);
+  std::string text = run("summary " + dumps.before, &status);
+  EXPECT_NE(text.find("AnalysisHeapProgram$Leak"), std::string::npos);
+  // Usage errors exit 2, analysis errors 1; each is one line.
+  std::string bad = run("summary --top 0 " + dumps.before, &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(std::count(bad.begin(), bad.end(), '\n'), 1) << bad;
+  bad = run("summary " + std::string(ANALYSIS_CLASSES_DIR) + "/AnalysisHeapProgram.class", &status);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(std::count(bad.begin(), bad.end(), '\n'), 1) << bad;
+  EXPECT_NE(bad.find("not an HPROF"), std::string::npos) << bad;
+  bad = run("path " + dumps.before + " 0x1", &status);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(bad.find("no object 0x1"), std::string::npos) << bad;
+}
+
+class JcmdDump : public testing::TestWithParam<int> {};
+
+TEST_P(JcmdDump, PlantedFactsHistogramAndDiff) {
+  const auto& dumps = analysis_test::jcmd_dumps(GetParam());
+  if (!dumps.present) GTEST_SKIP() << "JDK " << GetParam() << " is not installed";
+  ASSERT_EQ(dumps.error, "");
+  auto d = HeapDump::open(dumps.before);
+  EXPECT_FALSE(d->summary().index_reused);
+  EXPECT_EQ(d->summary().id_size, 8u);
+  check_planted_structure(*d, true);
+
+  // Every class of the program: jcmd's counts and bytes (the VM's own sizes) match exactly.
+  auto jcmd = read_histogram(dumps.histogram);
+  auto ours = d->class_histogram();
+  int compared = 0;
+  for (const auto& [name, counts] : jcmd) {
+    if (name.rfind("AnalysisHeapProgram", 0) != 0) continue;
+    const auto* c = find_class(ours, name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(c->instances, counts.first) << name;
+    EXPECT_EQ(c->shallow_bytes, counts.second) << name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 7) << "Leak, DiamondTop, DiamondSide, DiamondShared, RingNode, "
+                            "SoftPayload, WeakTarget";
+  const auto* longs = find_class(ours, "long[]");
+  ASSERT_NE(longs, nullptr);
+  EXPECT_EQ(longs->instances, jcmd.at("[J").first);
+  EXPECT_EQ(longs->shallow_bytes, jcmd.at("[J").second);
+
+  // The same answers from the saved index.
+  auto reopened = HeapDump::open(dumps.before);
+  EXPECT_TRUE(reopened->summary().index_reused);
+  check_planted_structure(*reopened, true);
+
+  // After one "grow": exactly GROW more leaks, entries and keys.
+  auto after = HeapDump::open(dumps.after);
+  auto diff = analysis::diff_classes(*d, *after);
+  std::map<std::string, analysis::ClassDiff> by_name;
+  for (const auto& c : diff) by_name[c.name] = c;
+  ASSERT_TRUE(by_name.count("AnalysisHeapProgram$Leak"));
+  const auto& leak = by_name["AnalysisHeapProgram$Leak"];
+  EXPECT_EQ(leak.instances_after - leak.instances_before, static_cast<int64_t>(kGrow));
+  EXPECT_EQ(leak.shallow_after - leak.shallow_before, static_cast<int64_t>(kGrow * kLeakSize));
+  EXPECT_EQ(by_name["java.util.HashMap$Node"].instances_after -
+                by_name["java.util.HashMap$Node"].instances_before,
+            static_cast<int64_t>(kGrow));
+
+  if (GetParam() == 17) check_command_line(dumps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Jdk, JcmdDump, testing::Values(17, 25),
+                         [](const auto& info) { return "jdk" + std::to_string(info.param); });
+
+// Our HPROF's dump: object arrays are cut after their last non-null element, so the HashMap's
+// table is smaller than the VM's; everything else is as planted.
+TEST(HprofDump, PlantedFacts) {
+  const auto& dump = analysis_test::hprof_dump();
+  ASSERT_EQ(dump.error, "");
+  auto d = HeapDump::open(dump.path);
+  check_planted_structure(*d, false);
+}
+
+}  // namespace

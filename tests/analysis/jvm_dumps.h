@@ -1,0 +1,27 @@
+// Heap dumps of AnalysisHeapProgram (tests/analysis/java) made by the JVM (`jcmd GC.heap_dump`,
+// JDK 17 and 25) and by our HPROF (heap=dump,format=b at exit), each made once, by the one test
+// that reads it.
+#pragma once
+
+#include <string>
+
+namespace analysis_test {
+
+struct JvmDumps {
+  bool present = false;   // the JDK exists
+  std::string error;      // why the dumps could not be made ("" when they were)
+  std::string before;     // dump with the first LEAKS entries
+  std::string after;      // dump after one "grow" (GROW more entries)
+  std::string histogram;  // `jcmd GC.class_histogram` right after `before`
+};
+
+// feature: 17 or 25.
+const JvmDumps& jcmd_dumps(int feature);
+
+struct HprofDump {
+  std::string path;
+  std::string error;
+};
+const HprofDump& hprof_dump();
+
+}  // namespace analysis_test
