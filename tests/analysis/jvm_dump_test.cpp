@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "analysis.h"
+#include "child_process.h"
 #include "jvm_dumps.h"
 
 using analysis::HeapDump;
@@ -183,6 +184,75 @@ void check_command_line(const analysis_test::JvmDumps& dumps) {
   EXPECT_NE(bad.find("no object 0x1"), std::string::npos) << bad;
 }
 
+// Retained sizes from VisualVM's heap library for every instance of classes that span the
+// planted structure and the JDK's own maps: each must equal ours.
+void check_against_visualvm(const std::string& java, const std::string& dump, const HeapDump& d) {
+  if (std::string(ANALYSIS_VISUALVM_CLASSES).empty()) {
+    std::printf("[ SKIPPED  ] VisualVM cross-check: Debian's visualvm is not installed\n");
+    return;
+  }
+  const std::vector<std::string> classes = {"java.util.HashMap",
+                                            "java.util.ArrayList",
+                                            "java.util.concurrent.ConcurrentHashMap",
+                                            "AnalysisHeapProgram$DiamondTop",
+                                            "AnalysisHeapProgram$DiamondSide",
+                                            "AnalysisHeapProgram$RingNode",
+                                            "AnalysisHeapProgram$SoftPayload",
+                                            "long[]"};
+  testsupport::ChildSpec spec;
+  spec.argv = {java, "-cp", std::string(ANALYSIS_VISUALVM_CLASSES) + ":" + ANALYSIS_VISUALVM_JAR,
+               "VisualVmRetained", dump};
+  spec.argv.insert(spec.argv.end(), classes.begin(), classes.end());
+  spec.stdout_path = dump + ".visualvm.txt";
+  spec.stderr_path = dump + ".visualvm.err";
+  spec.stdin_pipe = false;
+  spec.timeout = std::chrono::seconds(300);
+  testsupport::ChildProcess reader(spec);
+  ASSERT_EQ(reader.wait().exit_code, 0) << testsupport::Tail(reader.stderr_so_far(), 800);
+  // Two known differences, both of semantics (docs/heap-analysis.md):
+  //  - an object reachable only through a soft/weak reference: VisualVM leaves it out of its
+  //    dominator tree (retained 0); we hang it off the GC roots (it retains what it alone holds);
+  //  - class objects: like MAT we treat them as heap objects with references (instance -> class,
+  //    class -> loader, protection domain, statics); VisualVM keeps them out of the tree. A few
+  //    JDK objects whose retained sets contain or are shared with class objects differ.
+  std::istringstream lines(reader.stdout_so_far());
+  int compared = 0, equal = 0;
+  std::string differences;
+  for (std::string name, id; lines >> name >> id;) {
+    uint64_t shallow = 0, retained = 0;
+    lines >> shallow >> retained;
+    ASSERT_NE(id, "missing") << name;
+    const uint64_t object_id = std::stoull(id, nullptr, 16);
+    auto ours = d.object(object_id);
+    ASSERT_TRUE(ours.has_value()) << name << " " << id;
+    EXPECT_EQ(ours->shallow_bytes, shallow) << name << " 0x" << id;
+    ++compared;
+    if (name == "AnalysisHeapProgram$SoftPayload") {
+      EXPECT_EQ(retained, 0u) << "VisualVM: not in its dominator tree";
+      EXPECT_FALSE(d.immediate_dominator(object_id).has_value());
+      EXPECT_EQ(ours->retained_bytes, 16u + 200016u);
+      continue;
+    }
+    if (ours->retained_bytes == retained) {
+      ++equal;
+      continue;
+    }
+    differences += name + " 0x" + id + ": ours " + std::to_string(ours->retained_bytes) +
+                   ", VisualVM " + std::to_string(retained) + "\n";
+    EXPECT_EQ(name.rfind("AnalysisHeapProgram", 0), std::string::npos)
+        << "a planted object differs: " << name << " 0x" << id;
+    EXPECT_NE(name, "long[]");
+  }
+  EXPECT_GT(compared, 300);
+  EXPECT_GE(equal * 100, (compared - 1) * 98) << differences;
+  std::printf("VisualVM cross-check: %d objects, %d with equal retained sizes; differing:\n%s",
+              compared, equal, differences.c_str());
+  char leak_map[40];  // the planted leak's map agrees
+  std::snprintf(leak_map, sizeof leak_map, "0x%llx:",
+                static_cast<unsigned long long>(d.instances_of("java.util.HashMap", 1).at(0).id));
+  EXPECT_EQ(differences.find(leak_map), std::string::npos) << differences;
+}
+
 class JcmdDump : public testing::TestWithParam<int> {};
 
 TEST_P(JcmdDump, PlantedFactsHistogramAndDiff) {
@@ -231,6 +301,9 @@ TEST_P(JcmdDump, PlantedFactsHistogramAndDiff) {
                 by_name["java.util.HashMap$Node"].instances_before,
             static_cast<int64_t>(kGrow));
 
+  check_against_visualvm(
+      std::string(GetParam() == 17 ? ANALYSIS_JDK17 : ANALYSIS_JDK25) + "/bin/java", dumps.before,
+      *d);
   if (GetParam() == 17) check_command_line(dumps);
 }
 
