@@ -21,6 +21,7 @@ class LengauerTarjan {
   DominatorResult run(std::span<const uint32_t> roots, std::span<const Edge> weak_edges,
                       std::span<const uint32_t> sizes, uint64_t size_unit) {
     const uint32_t n = g_.node_count;
+    if (progress_) progress_("depth-first search", 0, n);
     dfnum_.assign(static_cast<size_t>(n) + 1, kNone);
     vertex_.reserve(1024);
     // Super-root first, then a depth-first search from the strong roots.
@@ -41,8 +42,11 @@ class LengauerTarjan {
       }
     }
     weak_edges_ = weak_edges;
+    if (progress_) progress_("predecessors", 0, 1);
     build_predecessors(roots);
+    if (progress_) progress_("dominators", 0, 1);
     compute_idom();
+    if (progress_) progress_("retained sizes", 0, 1);
 
     DominatorResult result;
     const uint32_t count = static_cast<uint32_t>(vertex_.size());

@@ -44,7 +44,10 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOpti
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }
-    if (options.use_index_file) detail::save_index(index_path, *impl->index, identity);
+    if (options.use_index_file) {
+      report("saving index", 0, 1);
+      detail::save_index(index_path, *impl->index, identity);
+    }
   }
   return std::unique_ptr<HeapDump>(new HeapDump(std::move(impl)));
 }

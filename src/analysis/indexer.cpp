@@ -166,7 +166,9 @@ class Indexer {
               [](const Utf8Ref& a, const Utf8Ref& b) { return a.id < b.id; });
     std::sort(load_class_.begin(), load_class_.end());
     build_classes();
+    if (progress_) progress_("indexing ids", 0, 1);
     build_id_table();
+    if (progress_) progress_("reading objects", 0, 1);
     read_objects();
     resolve_roots();
     node_id_ = {};
@@ -197,8 +199,9 @@ class Indexer {
   }
 
   void scan_records() {
-    uint64_t pos = records_start_;
+    uint64_t pos = records_start_, records = 0;
     const uint64_t end = file_.size();
+    if (progress_) progress_("reading records", 0, end);
     while (pos < end) {
       Cursor c(file_, pos, end, id_size_);
       c.set_record("record header", pos);
@@ -223,7 +226,7 @@ class Indexer {
         scan_heap_dump(r);
       }
       pos = body_end;
-      report("reading records", pos, end);
+      if ((++records & 0xFFF) == 0 && progress_) progress_("reading records", pos, end);
     }
   }
 

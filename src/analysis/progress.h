@@ -1,5 +1,6 @@
 // Internal: progress on stderr ("phase 42%"), at most once a second, only when stderr is a
-// terminal and the caller asked for it; the line is cleared when the work is done.
+// terminal and the caller asked for it; the line is cleared when the work is done. With
+// JVMPROF_PHASE_TIMES=1 in the environment it also reports when each phase began (for bench/).
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,11 @@ class Progress {
   bool enabled_;
   bool shown_ = false;
   std::chrono::steady_clock::time_point last_;
+  // JVMPROF_PHASE_TIMES=1: the start time of each phase, printed on stderr at the end (bench).
+  bool timings_;
+  std::string phase_;
+  std::chrono::steady_clock::time_point start_;
+  std::string timeline_;
 };
 
 }  // namespace analysis::detail

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Heap-analysis benchmark: jvmprof against VisualVM's heap library on the same jcmd dumps.
+
+For each size (millions of objects) BenchHeap builds a heap that `jcmd GC.heap_dump` writes to a
+file; then, side by side on that file (in the page cache for both tools):
+  - jvmprof first open (`summary --no-index`, twice: the second run is the A/A row showing noise),
+    with its phases (JVMPROF_PHASE_TIMES): reading records = the summary pass, and the dominator
+    phases;
+  - jvmprof first open that saves the index, the index size, and reopen (`summary`, `dominators`);
+  - VisualVM's library (VisualVmBench): open to summary, then retained sizes (10 biggest objects);
+    its reopen (with the cache it writes).
+Wall time, CPU time and peak RSS of each process; peak anonymous RSS (heap, not the mapped dump)
+sampled from /proc every 20 ms.
+"""
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def measure(cmd, env=None, timeout=7200):
+    """Runs cmd; returns dict(wall, cpu, maxrss_mb, anon_mb, out, err, rc)."""
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    peak_anon = [0]
+    done = threading.Event()
+
+    def sample():
+        path = f"/proc/{p.pid}/status"
+        while not done.is_set():
+            try:
+                with open(path) as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            peak_anon[0] = max(peak_anon[0], int(line.split()[1]))
+            except OSError:
+                pass
+            time.sleep(0.02)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out, err = p.communicate(timeout=timeout)
+    done.set()
+    wall = time.monotonic() - start
+    # Resource use of the reaped child: communicate() waited for it, so take the children's total
+    # difference around the run.
+    return {"wall": wall, "out": out, "err": err, "rc": p.returncode, "anon_mb": peak_anon[0] / 1024}
+
+
+def child_usage():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(cmd, env=None):
+    before = child_usage()
+    m = measure(cmd, env)
+    m["cpu"] = child_usage() - before
+    if m["rc"] != 0:
+        sys.exit(f"failed ({m['rc']}): {' '.join(cmd)}\n{m['err'][-2000:]}")
+    return m
+
+
+def maxrss_of(cmd, env=None):
+    """Runs cmd under /usr/bin/time -f %M for its own peak RSS (KiB)."""
+    m = run(["/usr/bin/time", "-f", "maxrss_kb %M"] + cmd, env)
+    kb = int(re.findall(r"maxrss_kb (\d+)", m["err"])[-1])
+    m["maxrss_mb"] = kb / 1024
+    return m
+
+
+def make_dump(java, jcmd, classes, millions, path, heap_gb):
+    p = subprocess.Popen([java, f"-Xmx{heap_gb}g", "-XX:+UseParallelGC", "-cp", classes, "BenchHeap",
+                          str(millions)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("ready"):
+        p.kill()
+        sys.exit(f"BenchHeap {millions} did not start: {line}")
+    if os.path.exists(path):
+        os.remove(path)
+    start = time.monotonic()
+    subprocess.run([jcmd, str(p.pid), "GC.heap_dump", path], check=True, stdout=subprocess.DEVNULL)
+    dump_s = time.monotonic() - start
+    p.stdin.close()
+    p.wait()
+    return dump_s
+
+
+def phase_times(err):
+    m = re.search(r"phase-times:(.*)", err)
+    if not m:
+        return {}
+    return {k: float(v) for k, v in re.findall(r"'([^']+)'=([0-9.]+)", m.group(1) + " 'end'=" +
+                                                  re.search(r"end=([0-9.]+)", m.group(1)).group(1))}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1,5", help="millions of objects, comma-separated (default 1,5)")
+    ap.add_argument("--build", default=os.path.join(REPO, "build"), help="build directory (default build/)")
+    ap.add_argument("--work", default=None, help="where dumps go (default BUILD/bench/analysis/run; deleted)")
+    ap.add_argument("--java-home", default="/usr/lib/jvm/java-17-openjdk-amd64")
+    ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    args = ap.parse_args()
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        assert all(s > 0 for s in sizes)
+    except (ValueError, AssertionError):
+        ap.error("--sizes needs positive integers, e.g. 1,5,20")
+    jvmprof = os.path.join(args.build, "src/jvmprof/jvmprof")
+    classes = os.path.join(args.build, "bench/analysis/classes")
+    jar = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
+    java = os.path.join(args.java_home, "bin/java")
+    jcmd = os.path.join(args.java_home, "bin/jcmd")
+    for f in (jvmprof, os.path.join(classes, "BenchHeap.class"), jar, java):
+        if not os.path.exists(f):
+            sys.exit(f"missing {f} (build first: cmake --build {args.build}; apt-get install visualvm)")
+    work = args.work or os.path.join(args.build, "bench/analysis/run")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, JVMPROF_PHASE_TIMES="1")
+    print(f"# heap analysis: jvmprof vs VisualVM's heap library — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"# {os.cpu_count()} CPUs; dumps by jcmd GC.heap_dump ({args.java_home})")
+    rows = []
+    for millions in sizes:
+        dump = os.path.join(work, f"heap-{millions}m.hprof")
+        heap_gb = max(2, millions // 5 + 2)
+        dump_s = make_dump(java, jcmd, classes, millions, dump, heap_gb)
+        size_mb = os.path.getsize(dump) / 1e6
+        for stale in (dump + ".jvmprof-index",):
+            if os.path.exists(stale):
+                os.remove(stale)
+        first = maxrss_of([jvmprof, "summary", "--no-index", "--top", "5", dump], env)
+        again = maxrss_of([jvmprof, "summary", "--no-index", "--top", "5", dump], env)
+        objects = int(re.search(r"objects:\s+(\d+)", first["out"]).group(1))
+        saved = maxrss_of([jvmprof, "summary", "--top", "5", dump], env)
+        index_mb = os.path.getsize(dump + ".jvmprof-index") / 1e6
+        reopen = maxrss_of([jvmprof, "summary", "--top", "5", dump], env)
+        dominators = maxrss_of([jvmprof, "dominators", "--top", "10", dump], env)
+        vvm_heap = f"-Xmx{max(4, millions // 2 + 3)}g"
+        vvm = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
+        vvm_again = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
+        v = dict(re.findall(r"(\w+_s) ([0-9.]+)", vvm["out"]))
+        v2 = dict(re.findall(r"(\w+_s) ([0-9.]+)", vvm_again["out"]))
+        ph = phase_times(first["err"])
+        ph2 = phase_times(again["err"])
+        summary_pass = ph.get("indexing ids", 0) - ph.get("reading records", 0)
+        dom_s = ph.get("end", 0) - ph.get("depth-first search", 0)
+        dom2_s = ph2.get("end", 0) - ph2.get("depth-first search", 0)
+        print(f"\n## {millions}M requested: {objects} objects, dump {size_mb:.0f} MB (jcmd {dump_s:.1f} s)")
+        print(f"jvmprof first open (summary, no index): {first['wall']:.2f} s wall, {first['cpu']:.2f} s CPU, "
+              f"peak RSS {first['maxrss_mb']:.0f} MB, peak anon {first['anon_mb']:.0f} MB "
+              f"({first['anon_mb'] * 1048576 / objects:.1f} B/object)")
+        print(f"  A/A repeat: {again['wall']:.2f} s wall ({again['wall'] / first['wall']:.3f}x)")
+        print(f"  phases: {ph}")
+        print(f"  summary pass (reading records): {summary_pass:.2f} s = {size_mb / summary_pass:.0f} MB/s")
+        print(f"  dominators + retained sizes: {dom_s:.2f} s (A/A {dom2_s:.2f} s)")
+        print(f"jvmprof first open saving the index: {saved['wall']:.2f} s; index {index_mb:.0f} MB "
+              f"({index_mb * 1e6 / objects:.1f} B/object)")
+        print(f"jvmprof reopen: summary {reopen['wall']:.2f} s (RSS {reopen['maxrss_mb']:.0f} MB), "
+              f"dominators {dominators['wall']:.2f} s")
+        print(f"VisualVM: open {float(v['open_s']):.2f} s, retained sizes {float(v['retained_s']):.2f} s, "
+              f"process {vvm['wall']:.2f} s wall, {vvm['cpu']:.2f} s CPU, peak RSS {vvm['maxrss_mb']:.0f} MB; "
+              f"reopen {float(v2['open_s']):.2f} s + {float(v2['retained_s']):.2f} s")
+        rows.append((millions, objects, size_mb, summary_pass, size_mb / summary_pass, first["wall"],
+                     float(v["open_s"]), dom_s, float(v["retained_s"]), first["anon_mb"] * 1048576 / objects,
+                     first["maxrss_mb"], vvm["maxrss_mb"], index_mb, reopen["wall"],
+                     float(v2["open_s"]) + float(v2["retained_s"]), again["wall"] / first["wall"]))
+        if not args.keep:
+            for f in os.listdir(work):
+                if f.startswith(os.path.basename(dump)):
+                    os.remove(os.path.join(work, f))
+    print("\n| objects | dump MB | summary pass | MB/s | jvmprof first open | VisualVM open | jvmprof dominators+retained | "
+          "VisualVM retained | ratio | jvmprof anon B/object | jvmprof peak RSS MB | VisualVM peak RSS MB | "
+          "index MB | jvmprof reopen | VisualVM reopen | A/A |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[1] / 1e6:.2f} M | {r[2]:.0f} | {r[3]:.2f} s | {r[4]:.0f} | {r[5]:.2f} s | {r[6]:.2f} s | "
+              f"{r[7]:.2f} s | {r[8]:.2f} s | {r[8] / r[7]:.1f}x | {r[9]:.1f} | {r[10]:.0f} | {r[11]:.0f} | "
+              f"{r[12]:.0f} | {r[13]:.2f} s | {r[14]:.2f} s | {r[15]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
