@@ -4,7 +4,7 @@
 # when nothing is missing.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm)
+packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what is missing, builds, then runs every test with CTest.
+# Runs the whole test suite: installs what is missing, builds, then runs every test with CTest,
+# then the reader fuzzers for a bounded time (scripts/fuzz.sh, a clang build in build-fuzz/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-cd build
-ctest --output-on-failure --timeout 900 -j2
+(cd build && ctest --output-on-failure --timeout 900 -j2)
+bash scripts/fuzz.sh --seconds 30

@@ -15,7 +15,6 @@ sampled from /proc every 20 ms.
 import argparse
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -25,18 +24,29 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def measure(cmd, env=None, timeout=7200):
-    """Runs cmd; returns dict(wall, cpu, maxrss_mb, anon_mb, out, err, rc)."""
+def run(cmd, env=None):
+    """Runs cmd; returns dict(wall, cpu, maxrss_mb, anon_mb, out, err). Peak RSS and CPU time
+    come from wait4 on the child itself; peak anonymous RSS (the heap, not the mapped dump) from
+    sampling /proc/PID/status every 20 ms."""
     start = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    chunks = {"out": [], "err": []}
+
+    def drain(stream, key):
+        for block in iter(lambda: stream.read(65536), b""):
+            chunks[key].append(block)
+
+    readers = [threading.Thread(target=drain, args=(p.stdout, "out")),
+               threading.Thread(target=drain, args=(p.stderr, "err"))]
+    for t in readers:
+        t.start()
     peak_anon = [0]
     done = threading.Event()
 
     def sample():
-        path = f"/proc/{p.pid}/status"
         while not done.is_set():
             try:
-                with open(path) as f:
+                with open(f"/proc/{p.pid}/status") as f:
                     for line in f:
                         if line.startswith("RssAnon:"):
                             peak_anon[0] = max(peak_anon[0], int(line.split()[1]))
@@ -44,36 +54,24 @@ def measure(cmd, env=None, timeout=7200):
                 pass
             time.sleep(0.02)
 
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
-    out, err = p.communicate(timeout=timeout)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(p.pid, 0)
     done.set()
     wall = time.monotonic() - start
-    # Resource use of the reaped child: communicate() waited for it, so take the children's total
-    # difference around the run.
-    return {"wall": wall, "out": out, "err": err, "rc": p.returncode, "anon_mb": peak_anon[0] / 1024}
+    for t in readers:
+        t.join()
+    rc = os.waitstatus_to_exitcode(status)
+    p.returncode = rc
+    out = b"".join(chunks["out"]).decode(errors="replace")
+    err = b"".join(chunks["err"]).decode(errors="replace")
+    if rc != 0:
+        sys.exit(f"failed ({rc}): {' '.join(cmd)}\n{err[-2000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_mb": usage.ru_maxrss / 1024,
+            "anon_mb": peak_anon[0] / 1024, "out": out, "err": err}
 
 
-def child_usage():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def run(cmd, env=None):
-    before = child_usage()
-    m = measure(cmd, env)
-    m["cpu"] = child_usage() - before
-    if m["rc"] != 0:
-        sys.exit(f"failed ({m['rc']}): {' '.join(cmd)}\n{m['err'][-2000:]}")
-    return m
-
-
-def maxrss_of(cmd, env=None):
-    """Runs cmd under /usr/bin/time -f %M for its own peak RSS (KiB)."""
-    m = run(["/usr/bin/time", "-f", "maxrss_kb %M"] + cmd, env)
-    kb = int(re.findall(r"maxrss_kb (\d+)", m["err"])[-1])
-    m["maxrss_mb"] = kb / 1024
-    return m
+maxrss_of = run
 
 
 def make_dump(java, jcmd, classes, millions, path, heap_gb):
@@ -175,7 +173,8 @@ def main():
         if not args.keep:
             for f in os.listdir(work):
                 if f.startswith(os.path.basename(dump)):
-                    os.remove(os.path.join(work, f))
+                    target = os.path.join(work, f)
+                    shutil.rmtree(target) if os.path.isdir(target) else os.remove(target)
     print("\n| objects | dump MB | summary pass | MB/s | jvmprof first open | VisualVM open | jvmprof dominators+retained | "
           "VisualVM retained | ratio | jvmprof anon B/object | jvmprof peak RSS MB | VisualVM peak RSS MB | "
           "index MB | jvmprof reopen | VisualVM reopen | A/A |")

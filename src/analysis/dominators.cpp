@@ -23,7 +23,8 @@ class LengauerTarjan {
     const uint32_t n = g_.node_count;
     if (progress_) progress_("depth-first search", 0, n);
     dfnum_.assign(static_cast<size_t>(n) + 1, kNone);
-    vertex_.reserve(1024);
+    vertex_.reserve(static_cast<size_t>(n) + 1);  // no doubling copies of the big arrays
+    parent_.reserve(static_cast<size_t>(n) + 1);
     // Super-root first, then a depth-first search from the strong roots.
     dfnum_[n] = 0;
     vertex_.push_back(n);
@@ -42,27 +43,32 @@ class LengauerTarjan {
       }
     }
     weak_edges_ = weak_edges;
+    std::vector<StackFrame>().swap(stack_);
     if (progress_) progress_("predecessors", 0, 1);
     build_predecessors(roots);
+    std::vector<uint32_t>().swap(dfnum_);  // from here on, depth-first numbers only
     if (progress_) progress_("dominators", 0, 1);
     compute_idom();
+    // Peak memory is during compute_idom; what it needed goes before the results are made.
+    for (auto* v : {&pred_, &semi_, &label_, &ancestor_, &parent_, &path_})
+      std::vector<uint32_t>().swap(*v);
+    std::vector<uint64_t>().swap(pred_begin_);
     if (progress_) progress_("retained sizes", 0, 1);
 
     DominatorResult result;
     const uint32_t count = static_cast<uint32_t>(vertex_.size());
     result.strongly_reachable = strong_count_ - 1;
     result.weakly_reachable = count - strong_count_;
-    // Retained sizes: children have larger depth-first numbers than their dominators.
-    std::vector<uint64_t> retained_df(count, 0);
-    for (uint32_t d = 1; d < count; ++d) retained_df[d] = uint64_t{sizes[vertex_[d]]} * size_unit;
-    for (uint32_t d = count - 1; d >= 1; --d) retained_df[idom_[d]] += retained_df[d];
     result.idom.assign(n, kNone);
     result.retained.assign(n, 0);
     for (uint32_t d = 1; d < count; ++d) {
-      uint32_t v = vertex_[d];
+      const uint32_t v = vertex_[d];
       result.idom[v] = vertex_[idom_[d]];
-      result.retained[v] = retained_df[d];
+      result.retained[v] = uint64_t{sizes[v]} * size_unit;
     }
+    // Children have larger depth-first numbers than their dominators.
+    for (uint32_t d = count - 1; d >= 1; --d)
+      if (idom_[d] != 0) result.retained[vertex_[idom_[d]]] += result.retained[vertex_[d]];
     return result;
   }
 
