@@ -44,7 +44,7 @@ public class BenchHeap {
       System.exit(2);
     }
     final long target = Long.parseLong(args[0]) * 1_000_000L;
-    final int perCustomer = 20;  // objects per customer, see below
+    final int perCustomer = 17;  // objects per customer, see below
     final int customers = (int) (target / perCustomer);
     Random random = new Random(42);
     PRODUCTS = new Product[1000];
@@ -54,8 +54,7 @@ public class BenchHeap {
     Customer previous = null;
     for (int i = 0; i < customers; i++) {
       // 1 Customer + name (String, byte[]) + HashMap$Node + Address + 2 Strings (4 objects)
-      // + ArrayList + Object[] + 3 x (Order + long[]) = 1+2+1+1+4+2+6 = 17, plus the array slot
-      // share and chains: about 20 with the map's table.
+      // + ArrayList + Object[] + 3 x (Order + long[]) = 1+2+1+1+4+2+6 = 17.
       Customer c = new Customer();
       c.name = "customer-" + i;
       c.address = new Address();
