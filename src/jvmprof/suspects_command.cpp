@@ -10,10 +10,10 @@ namespace {
 
 const HeapCommand kCommand{
     "suspects", "DUMP",
-    "Leak suspects: top-level objects of the dominator tree and classes whose instances retain\n"
-    "at least the threshold share of the reachable heap, where their bytes accumulate (down the\n"
-    "dominator tree while the biggest child keeps 70% of its parent), what is there, and the\n"
-    "shortest path from a GC root to it.",
+    "Leak suspects: the deepest objects of the dominator tree that still retain the threshold\n"
+    "share of the reachable heap (where the bytes accumulate), and classes whose instances\n"
+    "together retain it while no single instance does; what they retain, and the shortest path\n"
+    "from a GC root.",
     kThreshold, 1};
 
 int run(const HeapArgs& args) {
@@ -55,22 +55,33 @@ int run(const HeapArgs& args) {
   int number = 0;
   for (const auto& s : suspects) {
     std::printf("suspect %d: ", ++number);
-    if (s.kind == analysis::Suspect::Kind::kObject)
-      std::printf("%s %s retains %llu bytes (%.1f%% of the heap)\n", s.object.class_name.c_str(),
-                  hex_id(s.object.id).c_str(),
-                  static_cast<unsigned long long>(s.object.retained_bytes), 100 * s.heap_share);
-    else
+    if (s.kind == analysis::Suspect::Kind::kObject) {
+      const auto& p = s.accumulation_point;
+      std::printf("%s %s retains %llu bytes (%.1f%% of the heap)\n", p.class_name.c_str(),
+                  hex_id(p.id).c_str(), static_cast<unsigned long long>(p.retained_bytes),
+                  100 * s.heap_share);
+      if (s.object.id != p.id)
+        std::printf("  held by %s %s (retains %llu bytes), directly below the GC roots\n",
+                    s.object.class_name.c_str(), hex_id(s.object.id).c_str(),
+                    static_cast<unsigned long long>(s.object.retained_bytes));
+      std::printf("  what it retains:\n");
+    } else {
       std::printf("%llu instances of %s retain %llu bytes (%.1f%% of the heap)\n",
                   static_cast<unsigned long long>(s.instances), s.object.class_name.c_str(),
                   static_cast<unsigned long long>(s.object.retained_bytes), 100 * s.heap_share);
-    std::printf("  accumulated in %s %s (retained %llu bytes):\n",
-                s.accumulation_point.class_name.c_str(), hex_id(s.accumulation_point.id).c_str(),
-                static_cast<unsigned long long>(s.accumulation_point.retained_bytes));
+      std::printf("  the biggest, %s %s, retains %llu bytes:\n",
+                  s.accumulation_point.class_name.c_str(), hex_id(s.accumulation_point.id).c_str(),
+                  static_cast<unsigned long long>(s.accumulation_point.retained_bytes));
+    }
     for (const auto& c : s.content)
       std::printf("    %llu bytes in %llu %s\n", static_cast<unsigned long long>(c.shallow_bytes),
                   static_cast<unsigned long long>(c.instances), c.name.c_str());
-    std::printf("  path from a GC root:\n");
-    print_path(s.path, "    ");
+    if (s.path.empty()) {
+      std::printf("  no strong path from a GC root (reachable only through weak references)\n");
+    } else {
+      std::printf("  path from a GC root:\n");
+      print_path(s.path, "    ");
+    }
     std::printf("\n");
   }
   return 0;

@@ -121,11 +121,15 @@ TEST_P(Reader, PathNamesFieldsElementsAndStatics) {
   EXPECT_THROW(d->paths_to(12345678, 1), analysis::Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, Reader,
-                         testing::Values(Format{4, hprof::Version::k1_0_1, 2'000'000'000},
-                                         Format{8, hprof::Version::k1_0_1, 2'000'000'000},
-                                         Format{4, hprof::Version::k1_0_2, 64},
-                                         Format{8, hprof::Version::k1_0_2, 100}));
+INSTANTIATE_TEST_SUITE_P(
+    Formats, Reader,
+    testing::Values(Format{4, hprof::Version::k1_0_1, 2'000'000'000},
+                    Format{8, hprof::Version::k1_0_1, 2'000'000'000},
+                    Format{4, hprof::Version::k1_0_2, 64}, Format{8, hprof::Version::k1_0_2, 100}),
+    [](const testing::TestParamInfo<Format>& info) {
+      return std::string(info.param.version == hprof::Version::k1_0_1 ? "v101" : "v102_segmented") +
+             "_ids" + std::to_string(info.param.id_size);
+    });
 
 // java.lang.ref.Reference with a referent: what only a referent holds is not retained.
 TEST(ReaderSemantics, WeakReferentsAndTheFinalizerQueueDoNotRetain) {
