@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--work", default=None, help="where dumps go (default BUILD/bench/analysis/run; deleted)")
     ap.add_argument("--java-home", default="/usr/lib/jvm/java-17-openjdk-amd64")
     ap.add_argument("--keep", action="store_true", help="keep the dumps")
+    ap.add_argument("--no-visualvm", action="store_true",
+                    help="jvmprof only (for sizes whose VisualVM run would not fit in memory)")
     args = ap.parse_args()
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
@@ -142,10 +144,14 @@ def main():
         reopen = maxrss_of([jvmprof, "summary", "--top", "5", dump], env)
         dominators = maxrss_of([jvmprof, "dominators", "--top", "10", dump], env)
         vvm_heap = f"-Xmx{max(4, millions // 2 + 3)}g"
-        vvm = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
-        vvm_again = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
-        v = dict(re.findall(r"(\w+_s) ([0-9.]+)", vvm["out"]))
-        v2 = dict(re.findall(r"(\w+_s) ([0-9.]+)", vvm_again["out"]))
+        if args.no_visualvm:
+            vvm = vvm_again = {"out": "open_s nan retained_s nan", "wall": float("nan"),
+                               "cpu": float("nan"), "maxrss_mb": float("nan")}
+        else:
+            vvm = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
+            vvm_again = maxrss_of([java, vvm_heap, "-cp", f"{classes}:{jar}", "VisualVmBench", dump])
+        v = dict(re.findall(r"(\w+_s) ([0-9.]+|nan)", vvm["out"]))
+        v2 = dict(re.findall(r"(\w+_s) ([0-9.]+|nan)", vvm_again["out"]))
         ph = phase_times(first["err"])
         ph2 = phase_times(again["err"])
         summary_pass = ph.get("indexing ids", 0) - ph.get("reading records", 0)

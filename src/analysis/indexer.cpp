@@ -159,18 +159,20 @@ class Indexer {
   HeapIndex build() {
     read_header();
     scan_records();
-    if (node_id_.size() >= kNone - 1)
+    if (node_offset_.size() >= kNone - 1)
       throw Error("dump has more than 4294967293 objects, the analyzer's limit");
-    index_.node_count = static_cast<uint32_t>(node_id_.size());
+    index_.node_count = static_cast<uint32_t>(node_offset_.size());
     std::sort(utf8_.begin(), utf8_.end(),
               [](const Utf8Ref& a, const Utf8Ref& b) { return a.id < b.id; });
     std::sort(load_class_.begin(), load_class_.end());
     build_classes();
     if (progress_) progress_("indexing ids", 0, 1);
     build_id_table();
+    index_.owned = std::make_unique<HeapIndex::Owned>();
+    owned_ = index_.owned.get();
+    resolve_roots();
     if (progress_) progress_("reading objects", 0, 1);
     read_objects();
-    resolve_roots();
     node_id_ = {};
     id_table_ = {};
     compute_dominators_and_retained();
@@ -441,29 +443,31 @@ class Indexer {
     while (capacity < node_id_.size() + node_id_.size() / 2) capacity <<= 1;
     id_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
     id_mask_ = capacity - 1;
-    id_table_.assign(capacity, kNone);
+    id_table_.assign(capacity, IdSlot{0, kNone, 0});
     for (uint32_t v = 0; v < node_id_.size(); ++v) {
       const uint64_t id = node_id_[v];
       for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
-        uint32_t at = id_table_[slot];
-        if (at == kNone) {
-          id_table_[slot] = v;
+        IdSlot& at = id_table_[slot];
+        if (at.node == kNone) {
+          at = {id, v, 0};
           break;
         }
-        if (node_id_[at] == id) {
+        if (at.id == id) {
           ++index_.counts.duplicate_ids;
           break;
         }
       }
       report("indexing ids", v, node_id_.size());
     }
+    std::vector<uint64_t>().swap(node_id_);  // the table holds the ids now
   }
 
+  // The id is kept in the slot, so a lookup costs one cache miss, not two.
   uint32_t node_of(uint64_t id) const {
     if (id == 0) return kNone;
     for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
-      uint32_t at = id_table_[slot];
-      if (at == kNone || node_id_[at] == id) return at;
+      const IdSlot& at = id_table_[slot];
+      if (at.node == kNone || at.id == id) return at.node;
     }
   }
 
@@ -478,13 +482,11 @@ class Indexer {
   }
 
   void read_objects() {
-    index_.owned = std::make_unique<HeapIndex::Owned>();
-    owned_ = index_.owned.get();
     const uint32_t n = index_.node_count;
     owned_->node_class.resize(n);
     owned_->node_size8.resize(n);
     owned_->edge_begin.resize(static_cast<size_t>(n) + 1);
-    owned_->edge_target.reserve(n + n / 2);
+    owned_->edge_target.reserve(2 * static_cast<size_t>(n));
     auto& classes = index_.classes;
     const uint32_t ids = id_size_;
     for (uint32_t v = 0; v < n; ++v) {
@@ -563,6 +565,8 @@ class Indexer {
       report("reading objects", v, n);
     }
     owned_->edge_begin[n] = owned_->edge_target.size();
+    // The id table is done with; free it before the references are copied to their exact size.
+    std::vector<IdSlot>().swap(id_table_);
     owned_->edge_target.shrink_to_fit();
   }
 
@@ -621,7 +625,12 @@ class Indexer {
   std::vector<uint32_t> referent_offset_;                 // per class: Reference.referent
   std::unordered_map<uint64_t, uint32_t> undumped_;
   uint32_t prim_class_[12] = {};
-  std::vector<uint32_t> id_table_;
+  struct IdSlot {
+    uint64_t id;
+    uint32_t node;  // kNone: empty
+    uint32_t pad;
+  };
+  std::vector<IdSlot> id_table_;
   unsigned id_shift_ = 60;
   uint64_t id_mask_ = 15;
 };
