@@ -73,12 +73,11 @@ struct BinaryWriter::Impl {
 
   // A top-level record whose body is `scratch`.
   void record(Tag tag) {
-    if (segment_open) {
-      if (v101()) {
-        throw std::logic_error(std::string("hprof: ") + std::string(record_name(tag)) +
-                               " record inside an open 1.0.1 HEAP DUMP");
-      }
-      close_segment();
+    // Heap-dump readers (the JVM's own dumps set the pattern) expect one dump's segments back to
+    // back: whatever a dump needs is written before it starts.
+    if (dump_open) {
+      throw std::logic_error(std::string("hprof: ") + std::string(record_name(tag)) +
+                             " record inside an open heap dump");
     }
     write_record_header(tag, now(), scratch.size());
     sink.write(scratch.data(), scratch.size());

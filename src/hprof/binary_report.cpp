@@ -223,6 +223,14 @@ void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
     class_by_name.emplace(info.name, id);
     info_of.emplace(id, std::move(info));
   }
+  // Readers (VisualVM's among them) expect a dump's segments back to back, so every UTF8 record
+  // the class dumps name is written before the first segment.
+  for (const auto& [id, super] : super_of) {
+    auto it = info_of.find(id);
+    if (it == info_of.end()) continue;
+    for (const FieldInfo& f : it->second.statics) string_id(f.name);
+    for (const FieldInfo& f : it->second.instances) string_id(f.name);
+  }
   auto instance_fields = [&](jobjectID k) {
     std::vector<const FieldInfo*> out;  // own first, then the superclass's
     for (; k != nullptr; k = super_of.count(k) ? super_of[k] : nullptr) {

@@ -73,6 +73,8 @@ void write_heap_dump() {
   say("Java heap");
   std::function<void(const JVMPI_Event&)> consumer = [&p](const JVMPI_Event& e) {
     if (p.options.binary) {
+      // The traces of objects allocated while the heap was walked, before the dump names them.
+      p.binary.traces(p.classes, p.traces);
       p.binary.heap_dump(e, p.classes, p.threads, p.sites);
     } else {
       heap_dump_text(e, p.classes, p.threads, p.sites,

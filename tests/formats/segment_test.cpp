@@ -108,23 +108,27 @@ TEST(Segments, StreamedSinkBuffersBoundedSegments) {
   EXPECT_EQ(d.find_object_array(0x51)->elements, refs);
 }
 
-TEST(Segments, TopLevelRecordsDuringADumpCloseTheSegment) {
+// Readers (VisualVM's, the JVM's own dumps set the pattern) need one dump's segments back to back,
+// so a top-level record while a dump is open is a programming error, in both versions.
+TEST(Segments, TopLevelRecordsDuringADumpAreRefused) {
   for (bool seekable : {true, false}) {
     MemorySink sink(seekable);
     {
       BinaryWriter w(sink, options(8));
+      w.utf8(5, "early name");
       HeapDumpWriter d = w.begin_heap_dump();
       d.root_unknown(1);
-      w.utf8(5, "late name");
+      EXPECT_THROW(w.utf8(6, "late name"), std::logic_error);
+      EXPECT_THROW(w.end_thread(3), std::logic_error);
       d.root_unknown(2);
       d.finish();
       w.end_thread(3);
     }
     Profile p = read_memory(sink.data());
     ASSERT_EQ(p.heap_dumps.size(), 1u);
-    EXPECT_EQ(p.heap_dumps[0].segments, 2u);
+    EXPECT_EQ(p.heap_dumps[0].segments, 1u);
     EXPECT_EQ(p.heap_dumps[0].roots.size(), 2u);
-    EXPECT_EQ(p.string(5), "late name");
+    EXPECT_EQ(p.string(5), "early name");
     EXPECT_EQ(p.ended_threads.size(), 1u);
   }
 }

@@ -132,6 +132,10 @@ std::string JavaProcess::stdout_so_far() const {
   return process_.stdout_so_far();
 }
 
+std::string JavaProcess::stderr_so_far() const {
+  return process_.stderr_so_far();
+}
+
 bool JavaProcess::wait_for_stdout(const std::string& text) {
   return wait_until([&] { return stdout_so_far().find(text) != std::string::npos; });
 }

@@ -99,6 +99,7 @@ class JavaProcess {
   // tests that must see the process end by other means.
   RunResult wait(bool close_input = true);
   std::string stdout_so_far() const;
+  std::string stderr_so_far() const;
 
  private:
   bool expired() const { return process_.expired(); }

@@ -1,0 +1,206 @@
+// HPROF's binary heap dumps opened by a reader we did not write: VisualVM's heap library (Debian's
+// visualvm package), driven by tests/hprof/visualvm/VisualVmCounts.java. Its per-class instance
+// counts are compared with the JVM's own class histogram (`jcmd GC.class_histogram`) taken while
+// the program holds a quiescent heap of planted objects, just before the dump.
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "hprof_test.h"
+#include "hprof_test_config.h"
+
+namespace hproftest {
+namespace {
+
+// Class name as HPROF writes it: "int[]", "java.lang.String[]" (jcmd prints "[I", "[Ljava...;").
+std::string HistogramName(std::string name) {
+  int dims = 0;
+  while (!name.empty() && name[0] == '[') {
+    ++dims;
+    name.erase(0, 1);
+  }
+  if (dims > 0) {
+    static const std::map<std::string, std::string> primitives = {
+        {"Z", "boolean"}, {"B", "byte"}, {"C", "char"},  {"S", "short"},
+        {"I", "int"},     {"J", "long"}, {"F", "float"}, {"D", "double"}};
+    if (auto it = primitives.find(name); it != primitives.end()) {
+      name = it->second;
+    } else if (name.size() > 2 && name.front() == 'L' && name.back() == ';') {
+      name = name.substr(1, name.size() - 2);
+    }
+  }
+  for (char& c : name)
+    if (c == '/') c = '.';
+  for (int i = 0; i < dims; ++i) name += "[]";
+  return name;
+}
+
+using Counts = std::map<std::string, long>;
+
+// Runs a command, returning its stdout ("" and a failure if it did not exit 0).
+std::string Capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[65536];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = pclose(pipe);
+  EXPECT_EQ(status, 0) << command << "\n" << out;
+  return out;
+}
+
+Counts JcmdHistogram(const Jdk& jdk, pid_t pid) {
+  const std::string text =
+      Capture(jdk.home + "/bin/jcmd " + std::to_string(pid) + " GC.class_histogram");
+  Counts counts;
+  static const std::regex row(R"(^\s*\d+:\s+(\d+)\s+\d+\s+(\S+))");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, row)) counts[HistogramName(m[2])] += std::stol(m[1]);
+  }
+  EXPECT_GT(counts.size(), 100u) << "jcmd printed no histogram:\n" << text;
+  return counts;
+}
+
+// VisualVM's counts for a dump; fails the test (with VisualVM's error) if it cannot open it.
+Counts VisualVmCountsOf(const std::string& dump) {
+  std::filesystem::remove_all(dump + ".hwcache");  // VisualVM's index of an earlier file
+  const std::string out =
+      Capture(std::string(HPROF_TEST_JDK17_HOME) + "/bin/java -cp " + HPROF_TEST_VISUALVM_JAR +
+              ":" + HPROF_TEST_VISUALVM_CLASSES + " VisualVmCounts " + dump);
+  Counts counts;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || line.compare(0, 6, "TOTAL ") == 0) continue;
+    try {
+      counts[line.substr(space + 1)] += std::stol(line.substr(0, space));
+    } catch (const std::exception&) {
+      ADD_FAILURE() << "VisualVM could not read " << dump << ":\n" << out.substr(0, 3000);
+      return {};
+    }
+  }
+  EXPECT_FALSE(counts.empty()) << "VisualVM read no class from " << dump << ":\n" << out;
+  return counts;
+}
+
+long Sum(const Counts& counts) {
+  long total = 0;
+  for (const auto& [name, n] : counts)
+    if (name != "java.lang.Class") total += n;
+  return total;
+}
+
+// The classes whose counts differ most, for failure messages.
+std::string LargestDifferences(const Counts& jcmd, const Counts& visualvm) {
+  std::vector<std::pair<long, std::string>> rows;
+  auto count = [](const Counts& c, const std::string& name) {
+    auto it = c.find(name);
+    return it == c.end() ? 0L : it->second;
+  };
+  for (const Counts* side : {&jcmd, &visualvm}) {
+    for (const auto& [name, n] : *side) {
+      const long d = count(visualvm, name) - count(jcmd, name);
+      if (d != 0 && (side == &jcmd || !jcmd.count(name))) rows.emplace_back(d, name);
+    }
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& x, const auto& y) { return std::labs(x.first) > std::labs(y.first); });
+  std::ostringstream out;
+  for (size_t i = 0; i < rows.size() && i < 15; ++i)
+    out << "  " << rows[i].second << ": jcmd " << count(jcmd, rows[i].second) << ", VisualVM "
+        << count(visualvm, rows[i].second) << "\n";
+  return out.str();
+}
+
+// The planted classes must agree exactly; the heap as a whole closely. The whole can differ a
+// little: the histogram counts everything live after its full GC, including objects only the VM
+// itself holds (which a JVMTI heap walk does not reach), and the dump comes a moment later, after
+// jcmd's own attach work. VisualVM counts class objects apart from instances, so java.lang.Class
+// is left out of the totals.
+void ExpectSameHeap(const Counts& jcmd, const Counts& visualvm, int threads) {
+  for (const char* planted : {"hproftest.PlantedHeap$Leaf", "hproftest.PlantedHeap$Node"}) {
+    ASSERT_TRUE(jcmd.count(planted)) << planted << " not in jcmd's histogram";
+    EXPECT_EQ(visualvm.count(planted) ? visualvm.at(planted) : -1, jcmd.at(planted)) << planted;
+  }
+  EXPECT_EQ(jcmd.at("hproftest.PlantedHeap$Leaf"), 1500);
+  EXPECT_EQ(jcmd.at("hproftest.PlantedHeap$Node"), 300);
+  if (threads > 0) {
+    ASSERT_TRUE(visualvm.count("java.lang.Thread"));
+    EXPECT_GE(visualvm.at("java.lang.Thread"), threads);
+    EXPECT_LE(visualvm.at("java.lang.Thread"), jcmd.at("java.lang.Thread"));
+  }
+  const long a = Sum(jcmd), b = Sum(visualvm);
+  EXPECT_NEAR(static_cast<double>(b), static_cast<double>(a), 0.05 * static_cast<double>(a))
+      << "instances: jcmd " << a << ", VisualVM " << b << "\n"
+      << LargestDifferences(jcmd, visualvm);
+}
+
+class VisualVmTest : public HprofTest {
+ protected:
+  // Starts PlantedHeap under HPROF, takes the histogram once it is READY, and returns the JVM.
+  std::unique_ptr<JavaProcess> Start(const std::string& options, int threads, Counts* histogram) {
+    auto jvm = std::make_unique<JavaProcess>(
+        jdk(), Command(options, "hproftest.PlantedHeap", {std::to_string(threads)}), dir().path());
+    if (!jvm->wait_for_stdout("READY")) {
+      ADD_FAILURE() << jvm->wait().describe();
+      return nullptr;
+    }
+    *histogram = JcmdHistogram(jdk(), jvm->pid());
+    return jvm;
+  }
+
+  void DumpAtExit(const std::string& options, int threads) {
+    Counts histogram;
+    auto jvm = Start(options, threads, &histogram);
+    ASSERT_NE(jvm, nullptr);
+    jvm->write_stdin("go\n");
+    const RunResult run = jvm->wait();
+    ASSERT_TRUE(run.exited(0)) << run.describe();
+    ExpectSameHeap(histogram, VisualVmCountsOf(path("java.hprof")), threads);
+  }
+};
+
+TEST_P(VisualVmTest, HeapDumpAtExitOpens) {
+  DumpAtExit("heap=dump,format=b", 0);
+}
+
+TEST_P(VisualVmTest, HeapAllAtExitOpens) {
+  DumpAtExit("heap=all,format=b", 0);
+}
+
+TEST_P(VisualVmTest, DumpOfAThousandThreadsOpens) {
+  DumpAtExit("heap=dump,format=b", 1000);
+}
+
+// The dump HPROF writes on SIGQUIT, while the program runs, opens by itself (a copy of the file
+// as it stood then), and the file with both dumps opens after the exit.
+TEST_P(VisualVmTest, SigquitDumpOpens) {
+  Counts histogram;
+  auto jvm = Start("heap=dump,format=b", 0, &histogram);
+  ASSERT_NE(jvm, nullptr);
+  jvm->signal(SIGQUIT);
+  ASSERT_TRUE(jvm->wait_until([&] {
+    return jvm->stderr_so_far().find("Dumping Java heap ... done.") != std::string::npos;
+  })) << jvm->wait().describe();
+  ASSERT_TRUE(jvm->running()) << "the program ended: the dump was not mid-run";
+  std::filesystem::copy_file(path("java.hprof"), path("sigquit.hprof"));
+  ExpectSameHeap(histogram, VisualVmCountsOf(path("sigquit.hprof")), 0);
+  jvm->write_stdin("go\n");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ExpectSameHeap(histogram, VisualVmCountsOf(path("java.hprof")), 0);
+}
+
+INSTANTIATE_FOR_JDKS(VisualVmTest);
+
+}  // namespace
+}  // namespace hproftest
