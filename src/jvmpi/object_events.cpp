@@ -93,7 +93,12 @@ jint request_object_alloc(JNIEnv* jni, jobjectID object_id) {
   e.size = static_cast<jint>(size);
   e.obj_id = object_id;
   if (code == JVMPI_NORMAL_OBJECT) {
-    e.class_id = class_events::ensure_announced(jni, static_cast<jclass>(klass.get()));
+    // java.lang.Class's own class object is an instance of itself. The JVMs that shipped JVMPI
+    // gave it a NULL class_id, so agents that request the class of every object they meet end
+    // their chase there instead of recursing forever.
+    e.class_id = jni->IsSameObject(klass.get(), object)
+                     ? nullptr
+                     : class_events::ensure_announced(jni, static_cast<jclass>(klass.get()));
   } else if (code == JVMPI_CLASS) {
     // Arrays of references name their element class; primitive arrays name none.
     e.class_id = element_class_id(jni, static_cast<jclass>(klass.get()));
