@@ -71,7 +71,7 @@ namespace {
 
 void report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size, jobjectID id) {
   object_events::ensure_heap_arena_announced();
-  thread_events::ensure_known(jni, thread);
+  if (!thread_events::ensure_known(jni, thread)) return;
   const ClassAllocInfo info = info_of(jni, klass);
   JVMPI_Event event;  // every field of obj_alloc is set below; zeroing the union costs per object
   event.event_type = JVMPI_EVENT_OBJECT_ALLOC;

@@ -6,7 +6,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "allocation_events.h"
 #include "event_gate.h"
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
 #include "method_events.h"
@@ -155,14 +157,16 @@ std::string external_class_name(const char* signature) {
 }
 
 void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread thread, jclass klass) {
-  if (thread != nullptr) thread_events::ensure_known(jni, thread);
+  // A class prepared by a thread the agent may not hear of (ended, or not yet started) is still
+  // announced, as caused by no thread the agent knows.
+  const bool started = thread == nullptr || thread_events::ensure_known(jni, thread);
   jobjectID id = object_ids::id_of(klass);
   if (id == nullptr) return;
   {
     std::lock_guard lock(g_mutex);
     g_classes.try_emplace(object_ids::to_tag(id), false);
   }
-  announce(jni, klass, id);
+  announce(started ? jni : nullptr, klass, id);
 }
 
 void announce_loaded_classes(JNIEnv* jni) {
@@ -223,8 +227,12 @@ bool link_class(JNIEnv* jni, jclass klass) {
     return m;
   }();
   if (declared_fields == nullptr) return false;
-  LocalRef fields(jni, jni->CallObjectMethod(klass, declared_fields, JNI_TRUE));
-  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  {
+    // The Field objects this allocates are the runtime's, not the program's: no OBJECT_ALLOC.
+    allocation_events::InternalAllocations internal;
+    LocalRef fields(jni, jni->CallObjectMethod(klass, declared_fields, JNI_TRUE));
+    if (jni->ExceptionCheck()) jni->ExceptionClear();
+  }
   const bool prepared = jvmti()->GetClassStatus(klass, &status) == JVMTI_ERROR_NONE &&
                         (status & JVMTI_CLASS_STATUS_PREPARED) != 0;
   if (!prepared) {
@@ -234,12 +242,44 @@ bool link_class(JNIEnv* jni, jclass klass) {
   return prepared;
 }
 
+// Whether GetLoadedClasses lists the class: only such classes may be linked (a class still being
+// defined crashes the VM in the linker). Rare (requests for unlinked classes), so a plain scan.
+bool is_listed_as_loaded(JNIEnv* jni, jclass klass) {
+  jint count = 0;
+  JvmtiPtr<jclass> classes;
+  if (jvmti()->GetLoadedClasses(&count, classes.out()) != JVMTI_ERROR_NONE) return false;
+  bool listed = false;
+  for (jint i = 0; i < count; ++i) {
+    listed = listed || jni->IsSameObject(classes[i], klass);
+    jni->DeleteLocalRef(classes[i]);
+  }
+  return listed;
+}
+
+bool is_class_object(JNIEnv* jni, jobject object) {
+  static jclass class_class = [jni] {
+    LocalRef local(jni, jni->FindClass("java/lang/Class"));
+    jni_reference_events::InternalScope internal;  // the runtime's own reference: not reported
+    return static_cast<jclass>(local.get() != nullptr ? jni->NewGlobalRef(local.get()) : nullptr);
+  }();
+  return class_class != nullptr && jni->IsInstanceOf(object, class_class);
+}
+
 jint request_class_load(JNIEnv* jni, jobjectID class_id) {
   if (jni == nullptr || class_id == nullptr) return JVMPI_FAIL;
   jobject object = object_ids::object_of(jni, class_id);
   if (object == nullptr) return JVMPI_FAIL;
   LocalRef ref(jni, object);
+  // Any ID may be passed here (an instance's, a primitive type's mirror): only classes are
+  // described, and only classes go to the reflection call below, which crashes the VM otherwise.
+  if (!is_class_object(jni, object)) return JVMPI_FAIL;
+  jint status = 0;
+  if (jvmti()->GetClassStatus(static_cast<jclass>(object), &status) != JVMTI_ERROR_NONE ||
+      (status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) {
+    return JVMPI_FAIL;
+  }
   jclass klass = static_cast<jclass>(object);
+  if (!is_announceable(klass) && !is_listed_as_loaded(jni, klass)) return JVMPI_FAIL;
   link_class(jni, klass);
   ClassLoadEvent data;
   if (!build_class_load(klass, class_id, data)) return JVMPI_FAIL;

@@ -63,7 +63,7 @@ void install(JNIEnv* jni) {
 
 void JNICALL on_data_dump_request(jvmtiEnv*) {
   JNIEnv* jni = current_jni_env();
-  if (jni != nullptr) thread_events::ensure_known(jni);
+  if (jni != nullptr && !thread_events::ensure_known(jni)) jni = nullptr;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_DATA_DUMP_REQUEST;
   event.env_id = jni;

@@ -107,6 +107,13 @@ class HeapWalk {
       if (only_tag_ != 0 && tag != only_tag_) continue;
       auto it = classes_.find(tag);
       if (it != classes_.end() && it->second.visited) continue;
+      if (layouts_.count(tag) == 0) {
+        // The class objects of int, long, ... (and of classes still being defined, which no
+        // JVMTI call may touch) are no classes an agent was told about: as in HotSpot's own
+        // dumps they are plain instances of java.lang.Class.
+        write_class_instance(tag);
+        continue;
+      }
       if (level_ == 0) {
         out_.u1(JVMPI_NORMAL_OBJECT);
         out_.id_from_tag(tag);
@@ -124,6 +131,15 @@ class HeapWalk {
   }
 
   void set_object_class_tag(jlong tag) { object_class_tag_ = tag; }
+  // Class objects the walk met that are not among the layouts: the mirrors of primitive types,
+  // and classes loaded after the layouts were taken.
+  std::vector<jlong> unlisted_class_objects() const {
+    std::vector<jlong> out;
+    for (jlong tag : class_objects_)
+      if (layouts_.count(tag) == 0) out.push_back(tag);
+    return out;
+  }
+  void add_unknown_class(jlong tag) { unknown_classes_.insert(tag); }
   // The length of the object a single-object dump starts at (the walk reports it as no one's
   // referee, which is where lengths come from otherwise).
   void set_array_length(jlong tag, jint length) { object_array_lengths_[tag] = length; }
@@ -238,6 +254,20 @@ class HeapWalk {
     cur_tag_ = 0;
   }
 
+  void write_class_instance(jlong tag) {
+    if (level_ == 0) {
+      out_.u1(JVMPI_NORMAL_OBJECT);
+      out_.id_from_tag(tag);
+      return;
+    }
+    const InstancePlan& plan = plan_of(class_class_tag_, layout_of(class_class_tag_));
+    out_.u1(JVMPI_GC_INSTANCE_DUMP);
+    out_.id_from_tag(tag);
+    out_.id_from_tag(class_class_tag_);
+    out_.u4(plan.value_bytes);
+    out_.zeros(plan.value_bytes);  // the walk reports none of a mirror's fields
+  }
+
   void write_primitive_array(jlong tag, jint type, jint count, const void* elements) {
     if (level_ == 0) {
       out_.u1(static_cast<uint8_t>(type));
@@ -298,7 +328,8 @@ class HeapWalk {
     }
   }
 
-  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag) {
+  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag,
+                  jlong class_tag) {
     auto env_of = [this](jlong thread_tag) -> JNIEnv* {
       auto it = thread_envs_.find(thread_tag);
       return it == thread_envs_.end() ? nullptr : it->second;
@@ -312,7 +343,9 @@ class HeapWalk {
         break;
       }
       case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
-        out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
+        // HotSpot also reports VM-held objects (e.g. the archived heap's arrays) under this kind;
+        // only classes are sticky-class roots, the rest are roots of no named kind.
+        out_.u1(class_tag == class_class_tag_ ? JVMPI_GC_ROOT_STICKY_CLASS : JVMPI_GC_ROOT_UNKNOWN);
         out_.id_from_tag(tag);
         break;
       case JVMTI_HEAP_REFERENCE_MONITOR:
@@ -364,7 +397,7 @@ class HeapWalk {
       }
     }
     if (referrer_tag_ptr == nullptr) {
-      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
+      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag, class_tag);
       return visit;
     }
     if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
@@ -545,12 +578,35 @@ Traces build_traces(const HeapWalk& walk) {
   return out;
 }
 
+// Class objects the walk met without a layout (JVMTI may be called again now that the walk is
+// over): a class loaded while the dump was prepared is learnt, announced and walked again, so
+// every class a dump names has had its CLASS_LOAD; primitive types' mirrors are not classes.
+void note_unlisted_classes(JNIEnv* jni, HeapWalk& walk) {
+  std::vector<jlong> tags = walk.unlisted_class_objects();
+  if (tags.empty()) return;
+  jint count = 0;
+  JvmtiPtr<jobject> objects;
+  JvmtiPtr<jlong> found_tags;
+  if (jvmti()->GetObjectsWithTags(static_cast<jint>(tags.size()), tags.data(), &count,
+                                  objects.out(), found_tags.out()) != JVMTI_ERROR_NONE) {
+    return;
+  }
+  for (jint i = 0; i < count; ++i) {
+    jint status = 0;
+    if (jvmti()->GetClassStatus(static_cast<jclass>(objects[i]), &status) == JVMTI_ERROR_NONE &&
+        (status & JVMTI_CLASS_STATUS_PRIMITIVE) == 0) {
+      walk.add_unknown_class(found_tags[i]);
+    }
+    jni->DeleteLocalRef(objects[i]);
+  }
+}
+
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
   walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
   const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
                            "FollowReferences");
-  (void)jni;
+  note_unlisted_classes(jni, walk);
   walk.finish();
   if (walk.out().failed()) {
     log_error("not enough memory for the heap dump; no dump delivered");
@@ -560,18 +616,6 @@ bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
 }
 
 }  // namespace
-
-// Layouts for a walk: every loaded class, plus classes an earlier walk met without knowing.
-class_layouts::Layouts layouts_with(JNIEnv* jni, const std::unordered_set<jlong>& extra) {
-  class_layouts::Layouts layouts = class_layouts::snapshot(jni);
-  for (jlong tag : extra) {
-    jobject klass = object_ids::object_of(jni, object_ids::from_tag(tag));
-    if (klass == nullptr) continue;
-    LocalRef ref(jni, klass);
-    class_layouts::add(jni, static_cast<jclass>(klass), layouts);
-  }
-  return layouts;
-}
 
 jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (jni == nullptr) return JVMPI_FAIL;
@@ -584,9 +628,11 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
   if (!walk->unknown_classes().empty()) {
     // Rare: instances of classes GetLoadedClasses did not list. Learn them and walk again.
-    const std::unordered_set<jlong> unknown = walk->unknown_classes();
-    walk = std::make_unique<HeapWalk>(level, layouts_with(jni, unknown), class_class, thread_envs(),
-                                      jni_reference_events::global_refs_by_tag(), 0);
+    // Classes GetLoadedClasses does not list even now are being defined or unloaded: linking them
+    // (the reflection call in class_layouts) would crash the VM, so they stay without a layout
+    // and their mirrors are written as instances of java.lang.Class.
+    walk = std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class,
+                                      thread_envs(), jni_reference_events::global_refs_by_tag(), 0);
     if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
   }
   Traces traces;

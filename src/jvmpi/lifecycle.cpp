@@ -30,7 +30,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   {
     // What the runtime allocates while it sets up here is not the program's.
     allocation_events::InternalAllocations internal;
-    thread_events::ensure_known(jni, thread);
+    (void)thread_events::ensure_known(jni, thread);
     thread_events::announce_known_threads(jni);
     event_control::apply_pending();
     // The main thread existed before allocation tracking could begin.

@@ -145,7 +145,7 @@ void JNICALL hook_method_entry_with_receiver(JNIEnv* env, jclass, jint class_num
   if (!entry && !entry2) return;
   jmethodID method = method_of(class_number, method_index);
   if (method == nullptr) return;
-  thread_events::ensure_known(env);
+  if (!thread_events::ensure_known(env)) return;
   if (entry) send_method(env, JVMPI_EVENT_METHOD_ENTRY, method, nullptr);
   if (entry2) {
     send_method(env, JVMPI_EVENT_METHOD_ENTRY2, method, object_ids::id_of(receiver));
@@ -161,7 +161,7 @@ void JNICALL hook_method_exit(JNIEnv* env, jclass, jint class_number, jint metho
   if (!scope.entered() || !gate::wants(JVMPI_EVENT_METHOD_EXIT)) return;
   jmethodID method = method_of(class_number, method_index);
   if (method == nullptr) return;
-  thread_events::ensure_known(env);
+  if (!thread_events::ensure_known(env)) return;
   send_method(env, JVMPI_EVENT_METHOD_EXIT, method, nullptr);
 }
 
@@ -173,7 +173,7 @@ void deliver_instruction(JNIEnv* env, jint class_number, jint method_index, jint
   if (!scope.entered() || !gate::wants(JVMPI_EVENT_INSTRUCTION_START)) return;
   jmethodID method = method_of(class_number, method_index);
   if (method == nullptr) return;
-  thread_events::ensure_known(env);
+  if (!thread_events::ensure_known(env)) return;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_INSTRUCTION_START;
   event.env_id = env;

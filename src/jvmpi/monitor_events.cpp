@@ -40,7 +40,7 @@ jlong elapsed_ms(std::chrono::steady_clock::time_point since) {
 
 void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
   if (!g_reporting.load() || !gate::wants(type)) return;
-  thread_events::ensure_known(jni, thread);
+  if (!thread_events::ensure_known(jni, thread)) return;
   JVMPI_Event event{};
   event.event_type = type;
   event.env_id = jni;
@@ -50,7 +50,7 @@ void send_monitor(jint type, JNIEnv* jni, jthread thread, jobject object) {
 
 void send_wait(jint type, JNIEnv* jni, jthread thread, jobjectID object, jlong timeout) {
   if (!g_reporting.load() || !gate::wants(type)) return;
-  thread_events::ensure_known(jni, thread);
+  if (!thread_events::ensure_known(jni, thread)) return;
   JVMPI_Event event{};
   event.event_type = type;
   event.env_id = jni;

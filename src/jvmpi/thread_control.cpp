@@ -70,7 +70,7 @@ bool is_self(const ThreadRecord& record) {
 ThreadRecordPtr lookup(JNIEnv* env) {
   if (ThreadRecordPtr record = threads::find(env); record != nullptr) return record;
   if (env == nullptr || env != current_jni_env()) return nullptr;
-  thread_events::ensure_known(env);
+  if (!thread_events::ensure_known(env)) return nullptr;
   return threads::find(env);
 }
 

@@ -78,6 +78,7 @@ struct KnownThread {
   // Set at the thread's end: what it still does afterwards (joining threads are notified under the
   // Thread object's monitor, which may be contended) must not register it, and announce it, anew.
   JNIEnv* ended = nullptr;
+  bool deliverable = false;  // with settled: whether the thread's events go to the agent
 };
 thread_local KnownThread t_known;
 
@@ -116,20 +117,30 @@ void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
   t_known.ended = jni;
 }
 
-void ensure_known(JNIEnv* jni, jthread thread) {
-  if (jni == nullptr) return;
+bool ensure_known(JNIEnv* jni, jthread thread) {
+  if (jni == nullptr) return true;
   // Every method event comes through here: once the thread is registered and announced (or needs
   // no announcement now), the check costs one thread-local read.
   KnownThread& known = t_known;
-  if (known.settled == jni || known.ended == jni) return;
-  if (known.registered == jni && !gate::wants(JVMPI_EVENT_THREAD_START)) return;
+  if (known.settled == jni) return known.deliverable;
+  // After its THREAD_END a thread's events go to no agent: neither what it still does while it
+  // ends, nor what a new attachment of the same OS thread (the launcher's DestroyJavaVM thread
+  // reuses main's JNIEnv) does before JVMTI's ThreadStart for it, which clears this.
+  if (known.ended == jni) return false;
+  if (known.registered == jni && !gate::wants(JVMPI_EVENT_THREAD_START)) return true;
   ThreadRecordPtr record = threads::current(jni, thread);
-  if (record == nullptr) return;
+  if (record == nullptr) return true;
   known.registered = jni;
   // A thread first seen in the start phase, when it could not be described, is announced at
   // the first event it causes afterwards.
   if (!record->announced.load(std::memory_order_relaxed)) announce(jni, record);
-  if (record->internal || record->announced.load()) known.settled = jni;
+  // The runtime's own threads are never announced, so nothing they do is delivered either.
+  const bool deliverable = !record->internal && record->announced.load();
+  if (record->internal || record->announced.load()) {
+    known.settled = jni;
+    known.deliverable = deliverable;
+  }
+  return deliverable || (!record->internal && !gate::wants(JVMPI_EVENT_THREAD_START));
 }
 
 void announce_known_threads(JNIEnv* jni) {

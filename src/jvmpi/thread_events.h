@@ -13,7 +13,7 @@ void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
 // Makes sure the calling thread is registered, and that the agent got its THREAD_START before an
 // event carrying its env_id (threads that started before our events could be delivered, such as
 // the main thread, are announced on first sight). Cheap after the first call on a thread.
-void ensure_known(JNIEnv* jni, jthread thread = nullptr);
+[[nodiscard]] bool ensure_known(JNIEnv* jni, jthread thread = nullptr);
 
 // Announces every registered thread the agent has not yet been told about (at VM init).
 void announce_known_threads(JNIEnv* jni);

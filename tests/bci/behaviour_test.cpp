@@ -22,7 +22,7 @@
 namespace bcitest {
 namespace {
 
-const fs::path kSourceDir = fs::path(__FILE__).parent_path();
+const fs::path kSourceDir = BCI_TEST_SOURCE_DIR;
 constexpr const char* kTracker = "bcitest/RecordingTracker";
 
 struct MethodKey {

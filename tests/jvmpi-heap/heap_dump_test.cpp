@@ -303,6 +303,28 @@ TEST_P(HeapDumpTest, RootsOfTheExpectedKinds) {
 
 // ---- integrity: a dump names no object it leaves out ----
 
+// An agent can read a class's record, or an instance's fields, only after that class's
+// CLASS_LOAD: every class a dump names has been announced (primitive types' mirrors are plain
+// instances of java.lang.Class, as in HotSpot's own dumps).
+TEST_P(HeapDumpTest, EveryClassTheDumpNamesWasAnnounced) {
+  run_program();
+  for (const char* name : {"heap2", "heap2b", "heap1"}) {
+    const LoadedDump d = load_dump(base(name), name == std::string("heap1") ? 1 : 2);
+    ASSERT_TRUE(d.ok) << name << ": " << d.error;
+    std::set<Id> unannounced;
+    for (const auto& [id, c] : d.dump.classes)
+      if (!c.known) unannounced.insert(id);
+    for (const auto& [id, inst] : d.dump.instances)
+      if (!d.tables.classes.count(inst.class_id)) unannounced.insert(inst.class_id);
+    for (const auto& [id, a] : d.dump.obj_arrays)
+      if (a.element_class != 0 && !d.tables.classes.count(a.element_class))
+        unannounced.insert(a.element_class);
+    EXPECT_TRUE(unannounced.empty())
+        << name << ": " << unannounced.size() << " class IDs without CLASS_LOAD, e.g. 0x"
+        << std::hex << *unannounced.begin();
+  }
+}
+
 TEST_P(HeapDumpTest, EveryReferenceAndRootNamesADumpedObject) {
   run_program();
   const LoadedDump d = load_dump(base("heap2"), 2);
