@@ -57,6 +57,17 @@ TEST_P(JvmpiIds, BadIdsFailAtEveryStage) {
   }
 }
 
+// RequestEvent(CLASS_LOAD) of an instance's ID or of a primitive type's mirror: JVMPI_FAIL, and the
+// VM lives on (the runtime links classes through a reflection call that crashes on non-classes).
+TEST_P(JvmpiIds, ClassLoadOfWhatIsNoClassFails) {
+  auto lines = Select(log_, "NOT_CLASS");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].ptr("string_id"), 0u) << lines[0].raw;
+  EXPECT_NE(lines[0].ptr("int_id"), 0u) << lines[0].raw;
+  EXPECT_EQ(lines[0].num("string_rc"), kJvmpiFail) << lines[0].raw;
+  EXPECT_EQ(lines[0].num("int_rc"), kJvmpiFail) << lines[0].raw;
+}
+
 JVMPI_TEST_SUITE(JvmpiIds);
 
 }  // namespace

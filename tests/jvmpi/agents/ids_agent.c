@@ -86,6 +86,20 @@ static void bad_ids(const char* when) {
       PTR(jvmpi->jobjectID2jobject(never)));
 }
 
+/* IDs of objects that are no classes, or no class an agent is told about: CLASS_LOAD must fail. */
+static void not_classes(JNIEnv* env) {
+  jobject text = (*env)->NewStringUTF(env, "not a class");
+  jclass integer = (*env)->FindClass(env, "java/lang/Integer");
+  jfieldID type =
+      integer ? (*env)->GetStaticFieldID(env, integer, "TYPE", "Ljava/lang/Class;") : NULL;
+  jobject int_class = type ? (*env)->GetStaticObjectField(env, integer, type) : NULL;
+  jobjectID text_id = jvmpi->jobject2jobjectID(text);
+  jobjectID int_id = jvmpi->jobject2jobjectID(int_class);
+  tl_log("NOT_CLASS\tstring_id=0x%llx\tint_id=0x%llx\tstring_rc=%d\tint_rc=%d", PTR(text_id),
+         PTR(int_id), (int)jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, text_id),
+         (int)jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, int_id));
+}
+
 static void notify_event(JVMPI_Event* ev) {
   switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
     case JVMPI_EVENT_CLASS_LOAD:
@@ -97,6 +111,7 @@ static void notify_event(JVMPI_Event* ev) {
     case JVMPI_EVENT_JVM_INIT_DONE:
       init_done = 1;
       bad_ids("init_done");
+      not_classes(ev->env_id);
       break;
     case JVMPI_EVENT_JVM_SHUT_DOWN:
       bad_ids("shut_down");
