@@ -13,6 +13,8 @@
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
 #              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted).
+source "$(dirname "$0")/../scripts/script_args.sh"
+script_args "$@"
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"

@@ -18,6 +18,8 @@
 # "JVMTI floor part: event only", "JVMTI floor part: event + tag",
 # "JVMTI floor part: event + trace", "monitor=y", "heap=dump", "no agent (small tree)",
 # "cpu=times (small tree)").
+source "$(dirname "$0")/../scripts/script_args.sh"
+script_args "$@"
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}

@@ -14,6 +14,12 @@
 # (size of javac's generated tree, default 3 x 20), METHOD_BENCH_WORKLOADS (comma-separated subset
 # of callheavy,javac; default both), METHOD_BENCH_TIMEOUT (seconds per run before it is killed,
 # default 900; a configuration whose run was killed is skipped in the later rounds).
+source "$(dirname "$0")/../scripts/script_args.sh"
+script_args_help "$@"
+if (($# > 1)) || [[ $# -eq 1 && ! "$1" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run-method-bench.sh: rounds must be one positive number, got '$*' (see --help)" >&2
+  exit 2
+fi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 bench/methods/bench.py --build "${BUILD_DIR:-build}" \

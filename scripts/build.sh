@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Configures (once) and builds the release tree in build/. Idempotent.
+source "$(dirname "$0")/script_args.sh"
+script_args "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh

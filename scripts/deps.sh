@@ -2,6 +2,8 @@
 # Installs, with apt-get, whatever the build and the tests need and the machine lacks.
 # Idempotent: packages already present are not touched, and apt-get is not called at all
 # when nothing is missing.
+source "$(dirname "$0")/script_args.sh"
+script_args "$@"
 set -euo pipefail
 
 packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev)

@@ -3,6 +3,8 @@
 # on the JVMPI runtime, and leaves the report in demo-output/java.hprof.txt.
 # DEMO_BUILD_DIR and DEMO_OUTPUT_DIR (default build/ and demo-output/) let the test suite run it
 # against its own build without writing into the source tree.
+source "$(dirname "$0")/script_args.sh"
+script_args "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 java_home="${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}"

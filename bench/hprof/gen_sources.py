@@ -8,9 +8,9 @@ Every class has fields, generic collections, lambdas and streams, a nested enum 
 string switches, interfaces and calls into classes of other packages, so javac exercises
 attribution, generics inference, lambda desugaring and code generation as on real code.
 """
+import argparse
 import os
 import random
-import sys
 
 
 def clazz(rng, pkg, name, packages, classes):
@@ -67,10 +67,26 @@ def clazz(rng, pkg, name, packages, classes):
     return "\n".join(lines)
 
 
+def positive(text):
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer: {text}")
+    return value
+
+
 def main():
-    out = sys.argv[1]
-    packages = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    classes = int(sys.argv[3]) if len(sys.argv) > 3 else 40
+    parser = argparse.ArgumentParser(
+        description="Generates a deterministic Java source tree for the HPROF benchmark's javac "
+                    "workload.")
+    parser.add_argument("out", help="directory to write the tree into (created if missing)")
+    parser.add_argument("packages", nargs="?", type=positive, default=20,
+                        help="number of packages (default 20)")
+    parser.add_argument("classes", nargs="?", type=positive, default=40,
+                        help="classes per package (default 40)")
+    args = parser.parse_args()
+    if args.out.startswith("-"):
+        parser.error(f"output directory looks like an option: {args.out}")
+    out, packages, classes = args.out, args.packages, args.classes
     rng = random.Random(20260423)
     for p in range(packages):
         pkg = f"bench.p{p}"
