@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
 # Configures (once) and builds the release tree in build/. Idempotent.
+#
+#   build.sh              everything, tests included (what scripts/test.sh needs)
+#   build.sh --main-job   only what the main job runs: HPROF, the runtime, the demo and jvmprof
 source "$(dirname "$0")/script_args.sh"
-script_args "$@"
+script_args_help "$@"
+targets=()
+case "${1:-}" in
+  "") ;;
+  --main-job) targets=(hprof hprof_runtime java_demo jvmprof) ;;
+  *)
+    echo "build.sh: unexpected argument '$1' (see build.sh --help)" >&2
+    exit 2
+    ;;
+esac
+if (($# > 1)); then
+  echo "build.sh: unexpected argument '$2' (see build.sh --help)" >&2
+  exit 2
+fi
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 if [ ! -f build/build.ninja ]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJVMPROF_WERROR=ON
 fi
-cmake --build build
+cmake --build build ${targets[@]+--target "${targets[@]}"}

@@ -6,7 +6,7 @@ source "$(dirname "$0")/script_args.sh"
 script_args "$@"
 set -euo pipefail
 
-packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev)
+packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev dpkg-dev file)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

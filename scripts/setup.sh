@@ -5,5 +5,5 @@ source "$(dirname "$0")/script_args.sh"
 script_args "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+bash scripts/build.sh --main-job
 bash scripts/run-demo.sh

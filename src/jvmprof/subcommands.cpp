@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "heap_commands.h"
+#include "install_agent.h"
 #include "subcommand.h"
 
 namespace jvmprof {
@@ -19,6 +20,7 @@ std::span<const Subcommand> subcommands() {
       {"strings", "duplicate strings and who holds them", run_strings},
       {"diff", "per-class growth between two heap dumps", run_diff},
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
+      {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;
 }
