@@ -21,6 +21,23 @@ std::string field_line(const std::string& name, jobjectID value) {
   return "\t" + name + (name.size() < 8 ? "\t\t" : "\t") + hex(value) + "\n";
 }
 
+// Bytes of one element of a primitive array of JVMPI type `type`.
+size_t primitive_size(int type) {
+  switch (type) {
+    case JVMPI_BOOLEAN:
+    case JVMPI_BYTE:
+      return 1;
+    case JVMPI_CHAR:
+    case JVMPI_SHORT:
+      return 2;
+    case JVMPI_FLOAT:
+    case JVMPI_INT:
+      return 4;
+    default:  // JVMPI_DOUBLE, JVMPI_LONG
+      return 8;
+  }
+}
+
 }  // namespace
 
 void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const ThreadTable& threads,
@@ -57,6 +74,11 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
       *size = fallback;
     }
   };
+
+  // Array classes by name: an ARR record names the array's own class, as JDK 8 did.
+  std::unordered_map<std::string, jobjectID> class_by_name;
+  for (const auto& [id, info] : classes.all())
+    if (info.name.size() > 2 && info.name.ends_with("[]")) class_by_name.emplace(info.name, id);
 
   std::string class_text;
   DumpVisitor second;
@@ -129,13 +151,17 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
   second.object_array = [&](const DumpObjectArray& a) {
     drain(kChunk);
     unsigned trace = 0;
-    uint32_t size = 0;
-    trace_and_size(a.id, static_cast<uint32_t>(16 + 4 * a.elements.size()), &trace, &size);
+    uint32_t tracked_size = 0;
+    trace_and_size(a.id, 0, &trace, &tracked_size);
+    // JDK 8's sz of an array: its elements' bytes, no header (references at 4 bytes, the size of
+    // JDK 8 HPROF's IDs and of compressed references).
+    const auto size = static_cast<uint32_t>(4 * a.elements.size());
     const std::string element = a.element_class != nullptr ? classes.name_of(a.element_class)
                                                            : std::string("java.lang.Object");
+    auto array_class = class_by_name.find(element + "[]");
     std::snprintf(line, sizeof line, "ARR %s (sz=%u, trace=%u, nelems=%zu, elem type=%s[]@%s)\n",
                   hex(a.id).c_str(), size, trace, a.elements.size(), element.c_str(),
-                  hex(a.element_class).c_str());
+                  hex(array_class != class_by_name.end() ? array_class->second : nullptr).c_str());
     out += line;
     for (size_t k = 0; k < a.elements.size(); ++k) {
       if (a.elements[k] != nullptr) {
@@ -146,8 +172,9 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
   second.primitive_array = [&](const DumpPrimitiveArray& a) {
     drain(kChunk);
     unsigned trace = 0;
-    uint32_t size = 0;
-    trace_and_size(a.id, 16 + a.count, &trace, &size);
+    uint32_t tracked_size = 0;
+    trace_and_size(a.id, 0, &trace, &tracked_size);
+    const uint32_t size = a.count * static_cast<uint32_t>(primitive_size(a.type));
     std::snprintf(line, sizeof line, "ARR %s (sz=%u, trace=%u, nelems=%u, elem type=%s)\n",
                   hex(a.id).c_str(), size, trace, a.count,
                   text::primitive_array_name(a.type).c_str());

@@ -68,7 +68,10 @@ bool Output::open(const Options& options, std::string& error) {
   }
   name_ = options.file.empty() ? options.default_file() : options.file;
   if (!options.force && exists(name_)) name_ = unforced_name(name_, options.binary);
-  std::remove(name_.c_str());  // re-created, as JDK 8 did
+  // A regular file is re-created, as JDK 8 did; anything else (/dev/null, a pipe) is written to
+  // as it is: removing a device node as root would break the machine.
+  struct stat st {};
+  if (lstat(name_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(name_.c_str());
   fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     error = "cannot write output file '" + name_ + "': " + std::strerror(errno);
@@ -105,6 +108,17 @@ void Output::write(const void* data, size_t size) {
     }
   }
   buffer_.append(static_cast<const char*>(data), size);
+}
+
+void Output::drain() {
+  std::lock_guard lock(mutex_);
+  write_locked(buffer_.data(), buffer_.size());
+  buffer_.clear();
+}
+
+bool Output::failed() {
+  std::lock_guard lock(mutex_);
+  return failed_;
 }
 
 void Output::flush() {

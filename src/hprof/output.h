@@ -17,6 +17,10 @@ class Output {
   void write(const std::string& text) { write(text.data(), text.size()); }
   void write(const void* data, size_t size);
   void flush();
+  // Writes what is buffered, without syncing the file.
+  void drain();
+  // Whether a write has failed (reported once on stderr); nothing is written afterwards.
+  bool failed();
   void close();
   // The socket, for the command listener (-1 when writing to a file).
   int socket() const { return socket_; }

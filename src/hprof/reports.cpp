@@ -27,8 +27,14 @@ void say(const char* what) {
   if (profile().options.verbose) std::fprintf(stderr, "Dumping %s ...", what);
 }
 
+// The section is written out first, so a full disk or a closed connection is told here rather than
+// a "done." that did not happen.
 void done() {
-  if (profile().options.verbose) std::fprintf(stderr, " done.\n");
+  Output& output = profile().output;
+  output.drain();
+  if (!profile().options.verbose) return;
+  std::fprintf(stderr, output.failed() ? " failed: the report could not be written (see above).\n"
+                                       : " done.\n");
 }
 
 unsigned intern_call_trace(const JVMPI_CallTrace& trace) {

@@ -370,6 +370,31 @@ TEST_P(OptionsTest, DefaultIsHeapAll) {
   EXPECT_EQ(p.count("MONITOR TIME"), 0u);
 }
 
+// A full disk: the write error is reported once, the section is said to have failed (no "done."),
+// and the program runs to its end. The device file is written to, never re-created: /dev/full and
+// /dev/null are still character devices afterwards.
+TEST_P(OptionsTest, FullDiskIsReportedNotDone) {
+  const RunResult run = Run("heap=sites,cpu=samples,file=/dev/full", "hproftest.Trivial");
+  EXPECT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_NE(run.out.find("RAN"), std::string::npos) << run.describe();
+  EXPECT_NE(run.err.find("writing /dev/full failed"), std::string::npos) << run.describe();
+  EXPECT_NE(run.err.find("failed: the report could not be written"), std::string::npos)
+      << run.describe();
+  EXPECT_EQ(run.err.find(" done."), std::string::npos) << run.describe();
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/full was replaced";
+}
+
+TEST_P(OptionsTest, DeviceFileIsNotReplaced) {
+  const RunResult run = Run("heap=sites,file=/dev/null", "hproftest.Trivial");
+  EXPECT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_NE(run.err.find(" done."), std::string::npos) << run.describe();
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null was replaced";
+}
+
 INSTANTIATE_FOR_JDKS(OptionsTest);
 
 }  // namespace

@@ -1,0 +1,41 @@
+// The text heap dump (format=a) where scripts look, as JDK 8 wrote it: an ARR's sz is its
+// elements' bytes without header, an object array names its own array class (name and ID of a
+// CLS record), and every class record and system-class root has a name.
+#include <regex>
+
+#include "hprof_test.h"
+
+namespace hproftest {
+namespace {
+
+class HeapTextTest : public HprofTest {};
+
+TEST_P(HeapTextTest, ArraysAndClassesAsJdk8WroteThem) {
+  const RunResult run = Run("heap=dump", "hproftest.PlantedHeap");
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string text = ReadFile(path("java.hprof.txt"));
+  ASSERT_NE(text.find("HEAP DUMP END"), std::string::npos) << run.describe();
+  // PlantedHeap.ARRAYS holds int[1] ... int[40]: sz = 4 * nelems for each.
+  static const std::regex int_array(
+      R"(ARR [0-9a-f]+ \(sz=(\d+), trace=\d+, nelems=(\d+), elem type=int\[\]\))");
+  size_t int_arrays = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), int_array);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_EQ(std::stoul((*it)[1]), 4 * std::stoul((*it)[2])) << it->str();
+    ++int_arrays;
+  }
+  EXPECT_GE(int_arrays, 40u);
+  // new int[40][] (ARRAYS): an array of int[], naming the class int[][] by its CLS record's ID.
+  static const std::regex nested(
+      R"(ARR [0-9a-f]+ \(sz=160, trace=\d+, nelems=40, elem type=int\[\]\[\]@([0-9a-f]+)\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, nested)) << "no ARR for PlantedHeap.ARRAYS";
+  EXPECT_NE(text.find("CLS " + m[1].str() + " (name=int[][],"), std::string::npos)
+      << "the ARR's class ID is not int[][]'s CLS record";
+  EXPECT_EQ(text.find("<Unknown Class>"), std::string::npos) << "a class without a name";
+}
+
+INSTANTIATE_FOR_JDKS(HeapTextTest);
+
+}  // namespace
+}  // namespace hproftest
