@@ -75,7 +75,9 @@ std::string HeapDump::Impl::describe_reference(uint32_t from, uint32_t to) const
     c.need_items(count, ids, "elements");
     for (uint32_t i = 0; i < count; ++i)
       if (load_be(c.here() + uint64_t{i} * ids, ids) == target)
-        return "[" + std::to_string(i) + "]";
+        return std::string("[")
+            .append(std::to_string(i))
+            .append("]");  // GCC 12: no false -Wrestrict
   } else if (tag == 0x20) {
     // Re-read the class dump's references; statics are named by the UTF8 records, which the
     // index does not keep, so a static is shown by its position unless it is the only match.

@@ -150,7 +150,12 @@ std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& trac
     }
     out += "\n";
     if (t.frames.empty()) out += "\t<empty>\n";
-    for (const Frame& f : t.frames) out += "\t" + frame(classes, f, options.lineno) + "\n";
+    for (const Frame& f : t.frames) {
+      // Appended piece by piece: "\t" + string makes GCC 12 at -O3 warn (a false -Wrestrict).
+      out += '\t';
+      out += frame(classes, f, options.lineno);
+      out += '\n';
+    }
   }
   return out;
 }

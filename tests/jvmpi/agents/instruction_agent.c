@@ -237,7 +237,8 @@ static void notify_event(JVMPI_Event* ev) {
         pthread_mutex_lock(&lock);
         for (int i = 0; i < ev->u.class_load.num_methods; i++) {
           for (int j = 0; j < method_count; j++) {
-            if (strcmp(methods[j].name, ev->u.class_load.methods[i].method_name) == 0) {
+            if (strncmp(methods[j].name, ev->u.class_load.methods[i].method_name,
+                        sizeof methods[j].name) == 0) {
               methods[j].id = ev->u.class_load.methods[i].method_id;
             }
           }
