@@ -21,23 +21,6 @@ std::string field_line(const std::string& name, jobjectID value) {
   return "\t" + name + (name.size() < 8 ? "\t\t" : "\t") + hex(value) + "\n";
 }
 
-// Bytes of one element of a primitive array of JVMPI type `type`.
-size_t primitive_size(int type) {
-  switch (type) {
-    case JVMPI_BOOLEAN:
-    case JVMPI_BYTE:
-      return 1;
-    case JVMPI_CHAR:
-    case JVMPI_SHORT:
-      return 2;
-    case JVMPI_FLOAT:
-    case JVMPI_INT:
-      return 4;
-    default:  // JVMPI_DOUBLE, JVMPI_LONG
-      return 8;
-  }
-}
-
 }  // namespace
 
 void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const ThreadTable& threads,
@@ -174,7 +157,8 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
     unsigned trace = 0;
     uint32_t tracked_size = 0;
     trace_and_size(a.id, 0, &trace, &tracked_size);
-    const uint32_t size = a.count * static_cast<uint32_t>(primitive_size(a.type));
+    const uint32_t size =
+        a.count * static_cast<uint32_t>(primitive_size(static_cast<uint8_t>(a.type)));
     std::snprintf(line, sizeof line, "ARR %s (sz=%u, trace=%u, nelems=%u, elem type=%s)\n",
                   hex(a.id).c_str(), size, trace, a.count,
                   text::primitive_array_name(a.type).c_str());

@@ -42,6 +42,12 @@ class Cursor {
   bool ok_ = true;
 };
 
+bool is_reference(const std::string& sig) {
+  return !sig.empty() && (sig[0] == 'L' || sig[0] == '[');
+}
+
+}  // namespace
+
 size_t primitive_size(uint8_t type) {
   switch (type) {
     case JVMPI_BOOLEAN:
@@ -60,12 +66,6 @@ size_t primitive_size(uint8_t type) {
       return sizeof(void*);
   }
 }
-
-bool is_reference(const std::string& sig) {
-  return !sig.empty() && (sig[0] == 'L' || sig[0] == '[');
-}
-
-}  // namespace
 
 size_t jvmpi_value_size(const std::string& sig) {
   switch (sig.empty() ? 'L' : sig[0]) {

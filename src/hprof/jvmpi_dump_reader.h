@@ -62,6 +62,8 @@ struct DumpVisitor {
 bool read_heap_dump(const char* begin, const char* end, int level, const ClassTable& classes,
                     const DumpVisitor& visit);
 
+// Bytes of one element of a primitive array of JVMPI type `type` (JVMPI_INT, ...).
+size_t primitive_size(uint8_t type);
 // Size in a JVMPI dump of a value with this field signature.
 size_t jvmpi_value_size(const std::string& signature);
 // Reads a native-order pointer from an unaligned address.
