@@ -166,7 +166,12 @@ void notify_event(JVMPI_Event* event) {
       break;
     case JVMPI_EVENT_CLASS_LOAD: {
       bool is_new = false;
-      const ClassInfo info = p.classes.on_class_load(*event, &is_new);
+      // Heap dumps name each class's load trace, as JDK 8's did; a stack walk per loaded class is
+      // paid only when a heap dump is asked for.
+      const unsigned load_trace = p.options.heap_dump && !requested && event->env_id != nullptr
+                                      ? current_trace(event->env_id)
+                                      : kEmptyTraceSerial;
+      const ClassInfo info = p.classes.on_class_load(*event, &is_new, load_trace);
       if (is_new && p.options.binary) p.binary.load_class(info, event->u.class_load.class_id);
       break;
     }

@@ -90,7 +90,7 @@ void BinaryReport::load_class(const ClassInfo& info, jobjectID class_id) {
   hprof::LoadClass r;
   r.class_serial = info.serial;
   r.class_id = id_of(class_id);
-  r.trace_serial = kEmptyTraceSerial;
+  r.trace_serial = info.load_trace != 0 ? info.load_trace : kEmptyTraceSerial;
   r.name_id = string_id(info.name);
   writer_->load_class(r);
 }

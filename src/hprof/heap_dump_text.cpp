@@ -166,8 +166,10 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
   };
   second.klass = [&](const DumpClass& k) {
     const ClassInfo info = classes.find(k.id);
-    class_text += "CLS " + hex(k.id) + " (name=" + (info.serial ? info.name : "<Unknown Class>") +
-                  ", trace=300000)\n";
+    class_text +=
+        "CLS " + hex(k.id) + " (name=" + (info.serial ? info.name : "<Unknown Class>") +
+        ", trace=" + std::to_string(info.load_trace != 0 ? info.load_trace : kEmptyTraceSerial) +
+        ")\n";
     if (k.super) class_text += "\tsuper\t\t" + hex(k.super) + "\n";
     if (k.loader) class_text += "\tloader\t\t" + hex(k.loader) + "\n";
     if (k.signers) class_text += "\tsigners\t\t" + hex(k.signers) + "\n";

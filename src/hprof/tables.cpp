@@ -50,7 +50,7 @@ std::string report_class_name(const char* jvmpi_name) {
   return element;
 }
 
-ClassInfo ClassTable::on_class_load(const JVMPI_Event& e, bool* is_new) {
+ClassInfo ClassTable::on_class_load(const JVMPI_Event& e, bool* is_new, unsigned load_trace) {
   const auto& c = e.u.class_load;
   ClassInfo info;
   info.name = report_class_name(c.class_name);
@@ -67,8 +67,10 @@ ClassInfo ClassTable::on_class_load(const JVMPI_Event& e, bool* is_new) {
   if (is_new != nullptr) *is_new = inserted;
   if (inserted) {
     info.serial = next_serial_++;
+    info.load_trace = load_trace;
   } else {
     info.serial = it->second.serial;  // requested again: same class
+    info.load_trace = it->second.load_trace;
   }
   it->second = std::move(info);
   for (jint i = 0; i < c.num_methods; ++i) {

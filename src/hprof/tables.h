@@ -29,6 +29,7 @@ struct ClassInfo {
   std::vector<FieldInfo> statics;
   std::vector<FieldInfo> instances;
   bool unloaded = false;
+  unsigned load_trace = 0;  // where it was loaded (heap dumps only; 0: the empty trace)
 };
 
 struct MethodInfo {
@@ -67,7 +68,8 @@ std::string report_class_name(const char* jvmpi_name);
 class ClassTable {
  public:
   // Returns the class's information; `is_new` tells whether this is its first CLASS_LOAD.
-  ClassInfo on_class_load(const JVMPI_Event& e, bool* is_new = nullptr);
+  // `load_trace`: the loading thread's trace, kept for a class seen the first time.
+  ClassInfo on_class_load(const JVMPI_Event& e, bool* is_new = nullptr, unsigned load_trace = 0);
   // Returns the class's serial (0 if unknown).
   unsigned on_class_unload(jobjectID id);
   // A copy of the class's information, or nullptr-like empty (serial 0) if unknown.

@@ -33,6 +33,16 @@ TEST_P(HeapTextTest, ArraysAndClassesAsJdk8WroteThem) {
   EXPECT_NE(text.find("CLS " + m[1].str() + " (name=int[][],"), std::string::npos)
       << "the ARR's class ID is not int[][]'s CLS record";
   EXPECT_EQ(text.find("<Unknown Class>"), std::string::npos) << "a class without a name";
+  // A class's CLS record names the trace it was loaded at: Leaf is loaded by PlantedHeap.main.
+  static const std::regex leaf(
+      R"(CLS [0-9a-f]+ \(name=hproftest\.PlantedHeap\$Leaf, trace=(\d+)\))");
+  ASSERT_TRUE(std::regex_search(text, m, leaf)) << "no CLS record for PlantedHeap$Leaf";
+  const std::string trace_head = "TRACE " + m[1].str() + ":";
+  const size_t at = text.find(trace_head);
+  ASSERT_NE(at, std::string::npos) << "no TRACE " << m[1] << " for Leaf's load";
+  const size_t end = text.find("TRACE ", at + trace_head.size());
+  EXPECT_NE(text.substr(at, end - at).find("hproftest.PlantedHeap.main"), std::string::npos)
+      << text.substr(at, end - at);
 }
 
 INSTANTIATE_FOR_JDKS(HeapTextTest);
