@@ -19,7 +19,26 @@ namespace analysis {
 // Malformed input or an I/O failure; what() is one line naming the byte offset and the record.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // Names from the dump (class names, strings) are untrusted: control characters in the message
+  // are shown as \xNN so the error stays one line.
+  explicit Error(const std::string& message) : std::runtime_error(one_line(message)) {}
+
+ private:
+  static std::string one_line(const std::string& message) {
+    std::string out;
+    out.reserve(message.size());
+    for (unsigned char c : message) {
+      if (c < 0x20 || c == 0x7f) {
+        static const char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out;
+  }
 };
 
 struct OpenOptions {

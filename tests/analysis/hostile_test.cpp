@@ -148,4 +148,17 @@ TEST(Hostile, StructuralErrorsNameTheProblem) {
   EXPECT_NE(analyse(cyclic.bytes()).find("cycle"), std::string::npos);
 }
 
+// Names in a dump are untrusted: a class name with a line break (found by the fuzzer) must not
+// split the error into two lines.
+TEST(Hostile, NamesInErrorsStayOnOneLine) {
+  SyntheticDump dump(4, hprof::Version::k1_0_2);
+  uint64_t object = dump.add_class("java/lang/Object", 0, {});
+  uint64_t node = dump.add_class("Evil\nName\x1b[31m", object, {{"next", BasicType::kObject}});
+  dump.add_instance(node, {Value::of_object(0), Value::of_int(5)});  // 8 bytes, layout says 4
+  const std::string error = analyse(dump.bytes());
+  EXPECT_NE(error.find("layout of Evil\\x0aName\\x1b[31m needs 4"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_EQ(error.find('\x1b'), std::string::npos) << error;
+}
+
 }  // namespace
