@@ -110,8 +110,9 @@ class HeapWalk {
       if (layouts_.count(tag) == 0) {
         // The class objects of int, long, ... (and of classes still being defined, which no
         // JVMTI call may touch) are no classes an agent was told about: as in HotSpot's own
-        // dumps they are plain instances of java.lang.Class.
-        write_class_instance(tag);
+        // dumps they are plain instances of java.lang.Class (once: the walk may have written
+        // one already, from fields it reported).
+        if (class_instances_written_.count(tag) == 0) write_class_instance(tag);
         continue;
       }
       if (level_ == 0) {
@@ -216,6 +217,7 @@ class HeapWalk {
   void flush() {
     switch (cur_kind_) {
       case Kind::kInstance:
+        if (cur_class_tag_ == class_class_tag_) class_instances_written_.insert(cur_tag_);
         if (level_ == 0) {
           out_.u1(JVMPI_NORMAL_OBJECT);
           out_.id_from_tag(cur_tag_);
@@ -506,7 +508,8 @@ class HeapWalk {
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
   std::unordered_set<jlong> unknown_classes_;
-  std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
+  std::unordered_set<jlong> class_objects_;            // every object of class java.lang.Class seen
+  std::unordered_set<jlong> class_instances_written_;  // of those, written as plain instances
   jlong object_class_tag_ = 0;
 };
 
