@@ -22,6 +22,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJVMPROF_WERROR=ON
+  # ccache, when the machine has it, makes rebuilds of other checkouts (CI's clean clone) cheap.
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJVMPROF_WERROR=ON "${launcher[@]}"
 fi
 cmake --build build ${targets[@]+--target "${targets[@]}"}
