@@ -33,6 +33,9 @@ struct InjectionOptions {
   bool object_init = false;          // objectInit at the start of java/lang/Object.<init>
   bool new_arrays = false;           // newArray after newarray/anewarray/multianewarray
   bool instructions = false;         // instruction* before every original instruction
+  // monitorExit(monitor) before every monitorexit, and before every return and exceptional exit
+  // of a synchronized method (with `this`, or the class for static methods; see docs/bci.md).
+  bool monitor_exits = false;
 };
 
 // A lookupswitch of the original code: the runtime maps the key passed to
@@ -49,6 +52,7 @@ struct MethodInfo {
   std::string descriptor;
   bool instrumented = false;       // any hook was injected into this method
   bool instruction_hooks = false;  // instruction hooks were injected (dropped if over 64 KiB)
+  bool monitor_hooks = false;      // monitorExit hooks were injected into this method
   std::vector<LookupSwitch> lookup_switches;
 };
 

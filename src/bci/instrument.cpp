@@ -44,9 +44,21 @@ struct Hooks {
   bool object_init = false;
   bool new_arrays = false;
   bool instructions = false;
+  bool monitor_exit = false;  // before every monitorexit
+  bool sync_exit = false;     // the method is synchronized: report its monitor at every exit
 
-  bool any() const { return entry || exit || object_init || new_arrays || instructions; }
+  bool any() const {
+    return entry || exit || object_init || new_arrays || instructions || monitor_exit || sync_exit;
+  }
 };
+
+// Whether `in` writes local variable 0 (the receiver of an instance method).
+bool writes_local_zero(const Instruction& in) {
+  const uint8_t o = in.opcode;
+  if (o >= op::kIstore && o <= op::kAstore) return in.index == 0;  // istore .. astore, also wide
+  if (o >= 59 && o <= 78) return (o - 59) % 4 == 0;               // istore_0 .. astore_0
+  return o == op::kIinc && in.index == 0;
+}
 
 constexpr uint8_t kNotCovered = 0;
 constexpr uint8_t kCovered = 1;
@@ -82,6 +94,11 @@ class MethodInstrumenter {
   // New Code attribute bytes, or nullopt when the result would exceed the 64 KiB code limit.
   std::optional<std::vector<uint8_t>> build(const Hooks& hooks);
 
+  // Whether the monitor of this synchronized method can be pushed at each of its exits: `this`
+  // must stay in local 0 (and in every frame's local 0), and a static method's class needs
+  // `ldc` of a class constant (class files from version 49).
+  bool sync_monitor_reachable();
+
  private:
   bool is_static() const { return method_.access_flags & kAccStatic; }
   bool is_init() const { return name_ == "<init>"; }
@@ -90,6 +107,9 @@ class MethodInstrumenter {
     return cp_.add_methodref(options_.tracker_class, name, descriptor);
   }
   void push_int(CodeBuilder& b, int32_t v);
+  void push_sync_monitor(CodeBuilder& b);
+  void prepare_frames();
+  Attribute* find_stack_map();
   void invokestatic(CodeBuilder& b, uint16_t ref) {
     b.u1(op::kInvokestatic);
     b.u2(ref);
@@ -124,6 +144,34 @@ class MethodInstrumenter {
   std::optional<Simulator> simulator_;
 };
 
+bool MethodInstrumenter::sync_monitor_reachable() {
+  // The VM ignores the flag on these (and constructors must not carry it).
+  if (is_init() || name_ == "<clinit>") return false;
+  if (is_static()) return cf_.major_version >= 49;
+  for (const Instruction& in : instructions_) {
+    if (writes_local_zero(in)) return false;
+  }
+  if (!typed_) return true;
+  prepare_frames();
+  const std::string this_name = cp_.class_name(cf_.this_class);
+  for (const Frame& f : *frames_) {
+    if (f.locals.empty() || f.locals[0].tag != kObject ||
+        cp_.class_name(f.locals[0].data) != this_name) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void MethodInstrumenter::push_sync_monitor(CodeBuilder& b) {
+  if (!is_static()) {
+    b.u1(op::kAload0);
+    return;
+  }
+  b.u1(op::kLdcW);
+  b.u2(cf_.this_class);
+}
+
 void MethodInstrumenter::push_int(CodeBuilder& b, int32_t v) {
   if (v >= -1 && v <= 5) {
     b.u1(static_cast<uint8_t>(op::kIconst0 + v));
@@ -153,29 +201,39 @@ Simulator& MethodInstrumenter::simulator() {
   return *simulator_;
 }
 
-std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks) {
-  const uint32_t code_length = static_cast<uint32_t>(code_.code.size());
+Attribute* MethodInstrumenter::find_stack_map() {
   Attribute* stack_map = nullptr;
   for (auto& a : code_.attributes) {
     if (cp_.utf8(a.name_index) == "StackMapTable") stack_map = &a;
   }
-  if (typed_ && !frames_) {
-    initial_ = initial_locals(cp_, cf_.this_class, is_static(), is_init(), descriptor_);
-    frames_ =
-        stack_map ? parse_stack_map(*stack_map, cp_, initial_, code_length) : std::vector<Frame>{};
-    for (const Frame& f : *frames_) {
-      instruction_at(f.offset, stack_map->file_offset);
-      for (const auto* list : {&f.locals, &f.stack}) {
-        for (const VType& t : *list) {
-          if (t.tag == kUninitialized &&
-              instructions_[instruction_at(t.data, stack_map->file_offset)].opcode != op::kNew) {
-            throw ClassFormatError("uninitialized type does not name a new instruction",
-                                   stack_map->file_offset);
-          }
+  return stack_map;
+}
+
+void MethodInstrumenter::prepare_frames() {
+  if (!typed_ || frames_) return;
+  const uint32_t code_length = static_cast<uint32_t>(code_.code.size());
+  Attribute* stack_map = find_stack_map();
+  initial_ = initial_locals(cp_, cf_.this_class, is_static(), is_init(), descriptor_);
+  frames_ =
+      stack_map ? parse_stack_map(*stack_map, cp_, initial_, code_length) : std::vector<Frame>{};
+  for (const Frame& f : *frames_) {
+    instruction_at(f.offset, stack_map->file_offset);
+    for (const auto* list : {&f.locals, &f.stack}) {
+      for (const VType& t : *list) {
+        if (t.tag == kUninitialized &&
+            instructions_[instruction_at(t.data, stack_map->file_offset)].opcode != op::kNew) {
+          throw ClassFormatError("uninitialized type does not name a new instruction",
+                                 stack_map->file_offset);
         }
       }
     }
   }
+}
+
+std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks) {
+  const uint32_t code_length = static_cast<uint32_t>(code_.code.size());
+  Attribute* stack_map = find_stack_map();
+  prepare_frames();
   // No exception handler can cover the super()/this() call of a constructor (HotSpot rejects
   // every frame for it), so under the type checker a constructor reports its entry right after
   // that call, and code before it (argument evaluation) belongs to the caller.
@@ -196,7 +254,10 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
   const int handler = b.new_label();
 
   uint16_t entry_ref = 0, exit_ref = 0, object_init_ref = 0, new_array_ref = 0;
-  uint16_t instruction_ref = 0, if_ref = 0, table_ref = 0, lookup_ref = 0;
+  uint16_t instruction_ref = 0, if_ref = 0, table_ref = 0, lookup_ref = 0, monitor_ref = 0;
+  if (hooks.monitor_exit || hooks.sync_exit) {
+    monitor_ref = methodref("monitorExit", "(Ljava/lang/Object;)V");
+  }
   if (hooks.entry) {
     entry_ref = hooks.receiver ? methodref("methodEntryWithReceiver", "(IILjava/lang/Object;)V")
                                : methodref("methodEntry", "(II)V");
@@ -272,6 +333,18 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
         extra_stack = std::max(extra_stack, 3);
       }
     }
+    if (hooks.monitor_exit && in.opcode == op::kMonitorexit) {
+      b.u1(op::kDup);
+      invokestatic(b, monitor_ref);
+      extra_stack = std::max(extra_stack, 1);
+    }
+    if (hooks.sync_exit && is_return(in.opcode)) {
+      // Like the exit hook: an exception from here on must not report the monitor again.
+      b.set_region(kNotCovered);
+      push_sync_monitor(b);
+      invokestatic(b, monitor_ref);
+      extra_stack = std::max(extra_stack, 1);
+    }
     if (hooks.exit && is_return(in.opcode)) {
       // An exception from the exit hook or the return itself must not report a second exit.
       b.set_region(kNotCovered);
@@ -335,10 +408,16 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
   b.set_region(kNotCovered);
   if (hooks.entry && !entry_emitted) throw CannotInstrument("constructor never initializes this");
   if (hooks.exit_handler) {
-    // Reports the exit and rethrows the same exception.
+    // Reports the monitor's release and the exit, and rethrows the same exception.
     b.mark(handler);
-    push_ids(b);
-    invokestatic(b, exit_ref);
+    if (hooks.sync_exit) {
+      push_sync_monitor(b);
+      invokestatic(b, monitor_ref);
+    }
+    if (hooks.exit) {
+      push_ids(b);
+      invokestatic(b, exit_ref);
+    }
     b.u1(op::kAthrow);
   }
 
@@ -437,7 +516,10 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
     }
     if (hooks.exit_handler) {
       VType throwable{kObject, cp_.add_class("java/lang/Throwable")};
-      frames.push_back({255, pos(handler), {}, {throwable}});
+      // A synchronized instance method's handler reads `this` (sync_monitor_reachable).
+      std::vector<VType> locals;
+      if (hooks.sync_exit && !is_static()) locals.push_back(initial_[0]);
+      frames.push_back({255, pos(handler), std::move(locals), {throwable}});
     }
     std::sort(frames.begin(), frames.end(),
               [](const Frame& x, const Frame& y) { return x.offset < y.offset; });
@@ -481,8 +563,15 @@ InjectionResult instrument(std::span<const uint8_t> class_bytes, const Injection
       hooks.object_init = options.object_init && is_object && info.name == "<init>";
       hooks.new_arrays = options.new_arrays;
       hooks.instructions = options.instructions;
-      if (!hooks.any()) continue;
+      if (!hooks.any() && !options.monitor_exits) continue;
       MethodInstrumenter mi(cf, options, static_cast<uint16_t>(i), m, *code);
+      if (options.monitor_exits) {
+        for (const auto& in : mi.instructions()) {
+          hooks.monitor_exit |= in.opcode == op::kMonitorexit;
+        }
+        hooks.sync_exit = (m.access_flags & kAccSynchronized) && mi.sync_monitor_reachable();
+      }
+      if (!hooks.any()) continue;
       // HotSpot registers objects for finalization unless finalize() is just `return`; hooks in
       // an empty finalize() would make every object of every class finalizable.
       if (info.name == "finalize" && info.descriptor == "()V" && mi.instructions().size() == 1 &&
@@ -491,7 +580,7 @@ InjectionResult instrument(std::span<const uint8_t> class_bytes, const Injection
       }
       for (const auto& in : mi.instructions()) may_throw |= !cannot_throw(in.opcode);
       // Without anything that can throw there is no exceptional exit to report.
-      hooks.exit_handler = hooks.exit && may_throw;
+      hooks.exit_handler = (hooks.exit || hooks.sync_exit) && may_throw;
       if (options.instructions) {
         for (const auto& in : mi.instructions()) {
           if (in.opcode == op::kLookupswitch) info.lookup_switches.push_back({in.offset, in.keys});
@@ -514,6 +603,7 @@ InjectionResult instrument(std::span<const uint8_t> class_bytes, const Injection
       code->data = std::move(*built);
       info.instrumented = true;
       info.instruction_hooks = hooks.instructions;
+      info.monitor_hooks = hooks.monitor_exit || hooks.sync_exit;
       any_changed = true;
     }
   } catch (const std::length_error&) {
@@ -521,6 +611,7 @@ InjectionResult instrument(std::span<const uint8_t> class_bytes, const Injection
     for (auto& info : result.methods) {
       info.instrumented = false;
       info.instruction_hooks = false;
+      info.monitor_hooks = false;
     }
     return result;
   }

@@ -40,7 +40,13 @@ void heap_dump_text(const JVMPI_Event& dump, const ClassTable& classes, const Th
   std::snprintf(line, sizeof line, "HEAP DUMP BEGIN (%" PRIu64 " objects, %" PRIu64 " bytes) ",
                 totals.live_objects, totals.live_bytes);
   out += line + text::now_ctime();
-  out += "ROOT 0 (kind=<thread>, id=200000, trace=300000)\n";
+  // One <thread> root per live thread, as JDK 8 wrote them from its thread table.
+  for (const auto& [env, info] : threads.live()) {
+    if (info.object == nullptr) continue;
+    std::snprintf(line, sizeof line, "ROOT %s (kind=<thread>, id=%u, trace=%u)\n",
+                  hex(info.object).c_str(), info.serial, kEmptyTraceSerial);
+    out += line;
+  }
 
   // Pass 1: the superclass and instance size of each class, for the instances' field lists.
   std::unordered_map<jobjectID, std::pair<jobjectID, uint32_t>> super_and_size;

@@ -1,5 +1,7 @@
 #include "class_layouts.h"
 
+#include <cstring>
+
 #include <jvmpi.h>
 #include <jvmti.h>
 
@@ -91,6 +93,16 @@ std::shared_ptr<const ClassLayout> compute(JNIEnv* jni, jclass klass) {
       layout->shape = Shape::kPrimitiveArray;
     }
     return layout;
+  }
+
+  // HotSpot's own dumper makes every instance class of the boot loader a sticky-class root, and
+  // nothing else; hidden classes (a '.' in the signature) live apart from the boot loader's own.
+  {
+    jobject loader = nullptr;
+    if (jvmti()->GetClassLoader(klass, &loader) == JVMTI_ERROR_NONE) {
+      layout->boot_instance_class = loader == nullptr && std::strchr(sig, '.') == nullptr;
+      if (loader != nullptr) jni->DeleteLocalRef(loader);
+    }
   }
 
   // Direct interfaces, as CLASS_LOAD counts them.

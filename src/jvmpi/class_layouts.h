@@ -28,6 +28,7 @@ struct ClassLayout {
   std::vector<Field> static_fields;    // in the order of CLASS_LOAD's statics
   jint index_count = 0;                // size of the class's field-index space
   jlong instance_size_estimate = 0;    // used when the heap holds no instance to measure
+  bool boot_instance_class = false;    // not an array, not hidden, defined by the boot loader
 };
 
 using Layouts = std::unordered_map<jlong, std::shared_ptr<const ClassLayout>>;

@@ -27,7 +27,7 @@ constexpr jvmtiEvent kNone = static_cast<jvmtiEvent>(0);
 struct EventInfo {
   Support support = Support::kUnavailable;
   // JVMTI events that must be enabled while the JVMPI event is (kNone for unused slots).
-  std::array<jvmtiEvent, 2> needs{kNone, kNone};
+  std::array<jvmtiEvent, 3> needs{kNone, kNone, kNone};
 };
 
 // Events whose JVMTI source is always on (the runtime needs it for its own bookkeeping) need
@@ -75,6 +75,10 @@ EventInfo info_of(jint type) {
       return {S::kAvailable, {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, kNone}};
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
       return {S::kAvailable, {JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, kNone}};
+    case JVMPI_EVENT_MONITOR_CONTENDED_EXIT:  // bytecode insertion, plus who is blocked where
+      return {S::kAvailable,
+              {JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+               JVMTI_EVENT_MONITOR_CONTENDED_ENTERED}};
     case JVMPI_EVENT_MONITOR_WAIT:
       return {S::kAvailable, {JVMTI_EVENT_MONITOR_WAIT, kNone}};
     case JVMPI_EVENT_MONITOR_WAITED:
@@ -144,7 +148,8 @@ jint set(jint type, bool on) {
     }
     if (on && type == JVMPI_EVENT_ARENA_NEW) object_events::announce_heap_arena_when_live();
     if (type == JVMPI_EVENT_METHOD_ENTRY || type == JVMPI_EVENT_METHOD_ENTRY2 ||
-        type == JVMPI_EVENT_METHOD_EXIT || type == JVMPI_EVENT_INSTRUCTION_START) {
+        type == JVMPI_EVENT_METHOD_EXIT || type == JVMPI_EVENT_INSTRUCTION_START ||
+        type == JVMPI_EVENT_MONITOR_CONTENDED_EXIT) {
       needs_retransform = true;
     }
   }

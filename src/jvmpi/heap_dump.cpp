@@ -127,7 +127,11 @@ class HeapWalk {
     }
     if (level_ == 0) return;
     for (auto& [tag, record] : classes_) {
-      if (record.visited) write_class(tag, record);
+      if (!record.visited) continue;
+      write_class(tag, record);
+      // A boot instance class the walk reached by a reference rather than as a root (JVMTI's
+      // system-class roots leave out classes whose mirrors the CDS archive holds).
+      if (only_tag_ == 0 && is_sticky_class(tag)) write_sticky_root(tag);
     }
   }
 
@@ -345,10 +349,11 @@ class HeapWalk {
         break;
       }
       case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
-        // HotSpot also reports VM-held objects (e.g. the archived heap's arrays) under this kind;
-        // only classes are sticky-class roots, the rest are roots of no named kind.
-        out_.u1(class_tag == class_class_tag_ ? JVMPI_GC_ROOT_STICKY_CLASS : JVMPI_GC_ROOT_UNKNOWN);
-        out_.id_from_tag(tag);
+        // JVMTI reports here everything the boot loader's (and hidden classes') class-loader data
+        // holds: mirrors of instance, array and hidden classes, constant-pool caches, archived
+        // arrays. HotSpot's own dumper roots only the boot loader's instance classes, and so do
+        // we (docs/jvmpi-conformance.md): the rest are reached as in its dumps, or not at all.
+        if (class_tag == class_class_tag_ && is_sticky_class(tag)) write_sticky_root(tag);
         break;
       case JVMTI_HEAP_REFERENCE_MONITOR:
         out_.u1(JVMPI_GC_ROOT_MONITOR_USED);
@@ -377,11 +382,29 @@ class HeapWalk {
         out_.id_from_tag(tag);
         out_.id(env_of(tag));
         break;
+      case JVMTI_HEAP_REFERENCE_OTHER:
+        // The VM's own global handles (preallocated exceptions and the like): HotSpot's dumper
+        // writes them as JNI globals, with no JNI reference an agent could know.
+        out_.u1(JVMPI_GC_ROOT_JNI_GLOBAL);
+        out_.id_from_tag(tag);
+        out_.id(nullptr);
+        break;
       default:
         out_.u1(JVMPI_GC_ROOT_UNKNOWN);
         out_.id_from_tag(tag);
         break;
     }
+  }
+
+  bool is_sticky_class(jlong tag) const {
+    const ClassLayout* layout = layout_of(tag);
+    return layout != nullptr && layout->boot_instance_class;
+  }
+
+  void write_sticky_root(jlong tag) {
+    if (!sticky_written_.insert(tag).second) return;
+    out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
+    out_.id_from_tag(tag);
   }
 
   jint on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
@@ -507,6 +530,7 @@ class HeapWalk {
   std::unordered_map<jlong, jint> object_array_lengths_;
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
+  std::unordered_set<jlong> sticky_written_;
   std::unordered_set<jlong> unknown_classes_;
   std::unordered_set<jlong> class_objects_;            // every object of class java.lang.Class seen
   std::unordered_set<jlong> class_instances_written_;  // of those, written as plain instances

@@ -16,6 +16,7 @@
 #include "method_events.h"
 #include "monitor_events.h"
 #include "object_events.h"
+#include "thread_control.h"
 #include "thread_events.h"
 
 namespace jvmpi::lifecycle {
@@ -42,6 +43,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
     method_events::start(jni);
     data_requests::start(jni);
   }
+  thread_control::allow_system_threads();
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_JVM_INIT_DONE;
   event.env_id = jni;

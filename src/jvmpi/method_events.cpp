@@ -10,8 +10,10 @@
 #include <mutex>
 
 #include "event_gate.h"
+#include "hook_scope.h"
 #include "jvmti_access.h"
 #include "log.h"
+#include "monitor_exit_events.h"
 #include "object_ids.h"
 #include "thread_events.h"
 
@@ -25,8 +27,9 @@ struct Hooks {
   bool entry_exit = false;
   bool receiver = false;
   bool instructions = false;
+  bool monitor_exits = false;
   bool operator==(const Hooks&) const = default;
-  bool any() const { return entry_exit || instructions; }
+  bool any() const { return entry_exit || instructions || monitor_exits; }
 };
 
 Hooks wanted_hooks() {
@@ -35,6 +38,7 @@ Hooks wanted_hooks() {
   h.entry_exit = h.receiver || gate::is_enabled(JVMPI_EVENT_METHOD_ENTRY) ||
                  gate::is_enabled(JVMPI_EVENT_METHOD_EXIT);
   h.instructions = gate::is_enabled(JVMPI_EVENT_INSTRUCTION_START);
+  h.monitor_exits = gate::is_enabled(JVMPI_EVENT_MONITOR_CONTENDED_EXIT);
   return h;
 }
 
@@ -79,22 +83,6 @@ std::atomic<bool> g_engaged{false};
 std::mutex g_apply_mutex;
 Hooks g_applied;  // what loaded classes were last instrumented with; under g_apply_mutex
 jobject g_platform_loader = nullptr;  // global reference
-
-// Method events delivered from a hook run the agent's code, which may call Java methods that are
-// instrumented too; their events are not reported (the agent would otherwise recurse).
-thread_local bool t_in_hook = false;
-
-class HookScope {
- public:
-  HookScope() : entered_(!t_in_hook) { t_in_hook = true; }
-  ~HookScope() {
-    if (entered_) t_in_hook = false;
-  }
-  bool entered() const { return entered_; }
-
- private:
-  bool entered_;
-};
 
 // The jmethodID of the instrumented method whose hook is running: the frame below the native.
 jmethodID method_of(jint class_number, jint method_index) {
@@ -254,6 +242,8 @@ bool register_natives(JNIEnv* jni) {
        reinterpret_cast<void*>(&hook_instruction_tableswitch)},
       {const_cast<char*>("instructionLookupswitch"), const_cast<char*>("(IIIII)V"),
        reinterpret_cast<void*>(&hook_instruction_lookupswitch)},
+      {const_cast<char*>("monitorExitContended"), const_cast<char*>("(Ljava/lang/Object;)V"),
+       reinterpret_cast<void*>(&monitor_exit_events::hook_monitor_exit)},
   };
   if (jni->RegisterNatives(static_cast<jclass>(tracker.get()), natives,
                            sizeof natives / sizeof natives[0]) != JNI_OK) {
@@ -261,6 +251,7 @@ bool register_natives(JNIEnv* jni) {
     log_error("cannot register the tracker's natives; method events are not available");
     return false;
   }
+  monitor_exit_events::start(jni, static_cast<jclass>(tracker.get()));
   return true;
 }
 
@@ -356,7 +347,8 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
   options.method_entry_exit = hooks.entry_exit;
   options.entry_with_receiver = hooks.receiver;
   options.instructions = hooks.instructions && is_application_loader(jni, loader);
-  if (!options.method_entry_exit && !options.instructions) return false;
+  options.monitor_exits = hooks.monitor_exits;
+  if (!options.method_entry_exit && !options.instructions && !options.monitor_exits) return false;
   try {
     bci::InjectionResult result =
         bci::instrument(std::span(bytes, static_cast<size_t>(length)), options);

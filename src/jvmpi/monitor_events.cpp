@@ -10,6 +10,7 @@
 #include "event_gate.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
+#include "monitor_exit_events.h"
 #include "object_ids.h"
 #include "thread_events.h"
 #include "thread_registry.h"
@@ -81,10 +82,16 @@ void JNICALL sleep_wrapper(JNIEnv* jni, jclass cls, jlong amount) {
 }  // namespace
 
 void JNICALL on_contended_enter(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  // Counted before the agent hears of it, so that the owner's release after the agent saw this
+  // event is reported.
+  if (g_reporting.load() && gate::is_enabled(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) {
+    monitor_exit_events::contention_began(jni, object);
+  }
   send_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, jni, thread, object);
 }
 
 void JNICALL on_contended_entered(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object) {
+  monitor_exit_events::contention_ended(jni);
   send_monitor(JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, jni, thread, object);
 }
 

@@ -2,6 +2,7 @@
 
 #include <jvmti.h>
 
+#include <atomic>
 #include <ctime>
 #include <mutex>
 #include <unordered_map>
@@ -222,6 +223,10 @@ struct SystemThreadStart {
   void (*f)(void*);
 };
 
+// JVMPI allows CreateSystemThread only from JVM_INIT_DONE on: the classes announced at VM init
+// before it (the start-up batch) are too early, although JVMTI is already live then.
+std::atomic<bool> g_system_threads_allowed{false};
+
 void JNICALL run_system_thread(jvmtiEnv*, JNIEnv* jni, void* arg) {
   auto* start = static_cast<SystemThreadStart*>(arg);
   void (*f)(void*) = start->f;
@@ -233,9 +238,16 @@ void JNICALL run_system_thread(jvmtiEnv*, JNIEnv* jni, void* arg) {
 
 }  // namespace
 
+void allow_system_threads() {
+  g_system_threads_allowed.store(true);
+}
+
 jint create_system_thread(char* name, jint priority, void (*f)(void*)) {
   JNIEnv* jni = current_jni_env();
-  if (f == nullptr || jni == nullptr || current_phase() != JVMTI_PHASE_LIVE) return JNI_ERR;
+  if (f == nullptr || jni == nullptr || !g_system_threads_allowed.load() ||
+      current_phase() != JVMTI_PHASE_LIVE) {
+    return JNI_ERR;
+  }
   auto* start = new SystemThreadStart{f};
   if (!thread_events::start_thread(jni, name, priority, run_system_thread, start, false)) {
     delete start;

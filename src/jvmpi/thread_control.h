@@ -14,6 +14,9 @@ void suspend_list(jint count, JNIEnv** envs, jint* results);
 void resume_list(jint count, JNIEnv** envs, jint* results);
 jint status(JNIEnv* env);
 jboolean has_run(JNIEnv* env);
+
+// From JVM_INIT_DONE on (the runtime calls this right before delivering it).
+void allow_system_threads();
 jint create_system_thread(char* name, jint priority, void (*f)(void*));
 void set_local_storage(JNIEnv* env, void* ptr);
 void* get_local_storage(JNIEnv* env);

@@ -94,7 +94,7 @@ std::vector<Event> read_events(const fs::path& file) {
     std::istringstream s(line);
     Event e;
     s >> e.kind;
-    if (e.kind == 'A') {
+    if (e.kind == 'A' || e.kind == 'M') {
       std::getline(s >> std::ws, e.rest);
     } else {
       s >> e.method.cls >> e.method.method;
@@ -127,10 +127,22 @@ std::string call_trace(const std::vector<Event>& events, const ProgramIndex& ind
       depth = std::max(depth - 1, 0);
       out += std::string(2 * depth, ' ') + "< " + index.name(e.method) + "\n";
     } else if (e.kind == 'A') {
-      out += std::string(2 * depth, ' ') + "new array " + e.rest + "\n";
+      out += std::string(2 * depth, ' ') + "new array " + e.rest + "\n";    } else if (e.kind == 'M') {
+      out += std::string(2 * depth, ' ') + "monitor exit " + e.rest + "\n";
     }
   }
   return out;
+}
+
+// The monitor hook runs before the release: the thread must still hold the monitor each time.
+size_t expect_monitors_held(const std::vector<Event>& events) {
+  size_t count = 0;
+  for (const Event& e : events) {
+    if (e.kind != 'M') continue;
+    ++count;
+    EXPECT_EQ(e.rest.rfind("held ", 0), 0u) << "monitorExit of a monitor not held: " << e.rest;
+  }
+  return count;
 }
 
 // Each entry must be matched by exactly one exit of the same method, in stack order.
@@ -169,7 +181,7 @@ void expect_consistent_instructions(const std::vector<Event>& events, const Prog
     return it != code.end() && static_cast<int>(it->offset) == offset ? &*it : nullptr;
   };
   for (const Event& e : events) {
-    if (e.kind == 'A') continue;
+    if (e.kind == 'A' || e.kind == 'M') continue;
     if (e.kind == '>') {
       if (!stack.empty() && !stack.back().entered && stack.back().method == e.method) {
         stack.back().entered = true;
@@ -315,6 +327,8 @@ TEST_F(Behaviour, CallSequence) {
     expect_balanced(all.events, all.index);
     expect_trace(all, "call_sequence_receiver.expected");
     expect_consistent_instructions(all.events, all.index);
+    // syncAdd, syncStatic, syncBlock and syncThrows: each release seen once.
+    EXPECT_EQ(expect_monitors_held(all.events), 4u);
 
     ProgramRun simple = run(jdk, in, "bciprog.CallSequence", entry_exit_only(), "entry-exit");
     EXPECT_EQ(simple.output, plain);
@@ -378,6 +392,7 @@ TEST_F(Behaviour, OldClassFilesWithJsr) {
     expect_balanced(all.events, all.index);
     expect_trace(all, "old_style.expected");
     expect_consistent_instructions(all.events, all.index);
+    expect_monitors_held(all.events);
   }
 }
 

@@ -98,6 +98,7 @@ std::vector<uint8_t> stub_tracker_class(const std::string& internal_name) {
       {"instructionIf", "(IIIZ)V"},
       {"instructionTableswitch", "(IIIIII)V"},
       {"instructionLookupswitch", "(IIIII)V"},
+      {"monitorExit", "(Ljava/lang/Object;)V"},
   };
   for (const auto& [name, descriptor] : methods) {
     Member m;
@@ -126,6 +127,7 @@ bci::InjectionOptions all_hooks(const std::string& tracker, uint32_t class_numbe
   o.object_init = true;
   o.new_arrays = true;
   o.instructions = true;
+  o.monitor_exits = true;
   return o;
 }
 

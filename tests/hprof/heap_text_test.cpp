@@ -1,6 +1,7 @@
 // The text heap dump (format=a) where scripts look, as JDK 8 wrote it: an ARR's sz is its
 // elements' bytes without header, an object array names its own array class (name and ID of a
 // CLS record), and every class record and system-class root has a name.
+#include <map>
 #include <regex>
 
 #include "hprof_test.h"
@@ -43,6 +44,45 @@ TEST_P(HeapTextTest, ArraysAndClassesAsJdk8WroteThem) {
   const size_t end = text.find("TRACE ", at + trace_head.size());
   EXPECT_NE(text.substr(at, end - at).find("hproftest.PlantedHeap.main"), std::string::npos)
       << text.substr(at, end - at);
+}
+
+// Every thread alive at the dump is a <thread> root naming its thread object and serial, as JDK 8
+// wrote one per entry of its thread table (PlantedHeap with 5 parked threads).
+TEST_P(HeapTextTest, OneThreadRootPerLiveThread) {
+  const RunResult run = Run("heap=dump", "hproftest.PlantedHeap", {"5"});
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string text = ReadFile(path("java.hprof.txt"));
+  ASSERT_NE(text.find("HEAP DUMP END"), std::string::npos) << run.describe();
+  const size_t dump_at = text.find("HEAP DUMP BEGIN");
+  std::map<std::string, std::string> live;  // serial -> thread object, before the dump
+  static const std::regex start(
+      R"re(THREAD START \(obj=([0-9a-f]+), id = (\d+), name="([^"]*)")re");
+  static const std::regex end(R"(THREAD END \(id = (\d+)\))");
+  const std::string before = text.substr(0, dump_at);
+  size_t parked = 0;
+  for (auto it = std::sregex_iterator(before.begin(), before.end(), start);
+       it != std::sregex_iterator(); ++it) {
+    live[(*it)[2]] = (*it)[1];
+    parked += (*it)[3].str().rfind("parked-", 0) == 0;
+  }
+  for (auto it = std::sregex_iterator(before.begin(), before.end(), end);
+       it != std::sregex_iterator(); ++it) {
+    live.erase((*it)[1]);
+  }
+  EXPECT_EQ(parked, 5u) << "THREAD START of the five parked threads";
+  ASSERT_GE(live.size(), 5u);
+  static const std::regex root(R"(ROOT ([0-9a-f]+) \(kind=<thread>, id=(\d+), trace=\d+\))");
+  std::map<std::string, std::string> roots;
+  for (auto it = std::sregex_iterator(text.begin() + dump_at, text.end(), root);
+       it != std::sregex_iterator(); ++it) {
+    EXPECT_TRUE(roots.emplace((*it)[2], (*it)[1]).second) << "two roots for thread " << (*it)[2];
+  }
+  for (const auto& [serial, object] : live) {
+    auto it = roots.find(serial);
+    ASSERT_NE(it, roots.end()) << "no <thread> root for live thread " << serial;
+    EXPECT_EQ(it->second, object) << "thread " << serial << "'s root names another object";
+  }
+  EXPECT_EQ(roots.count("200000"), 0u) << "a root for a thread serial never issued";
 }
 
 INSTANTIATE_FOR_JDKS(HeapTextTest);

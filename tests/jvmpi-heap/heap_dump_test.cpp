@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <jvmpi.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <set>
 
 #include "dump_parser.h"
@@ -499,6 +502,61 @@ TEST_P(HeapDumpTest, InstanceCountsMatchTheJvmsHprofDump) {
   }
   EXPECT_EQ(ours_nodes_arrays, hprof.obj_arrays["[L" + P + "TreeNode;"]);
   EXPECT_EQ(compared, 9u);
+}
+
+// Roots decide what a heap analyzer finds retained: per kind, the JVMPI dump has the roots the
+// JVM's own dump of the same heap has. Both are taken by the thread "root-dumper", one right after
+// the other, while every other thread stays where it is; only the dumping thread's own stack
+// differs (the JVM's dump runs deep inside the management classes), so its frame and JNI-local
+// roots are left out of the comparison (docs/jvmpi-conformance.md, HEAP_DUMP).
+TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
+  run_program();
+  ASSERT_EQ(facts_->get("rc_roots"), "0");
+  const LoadedDump d = load_dump(base("heap2roots"), 2);
+  ASSERT_TRUE(d.ok) << d.error;
+  HprofCounts jvm;
+  std::string error;
+  ASSERT_TRUE(read_hprof_counts(base("jvm-roots.hprof"), &jvm, &error)) << error;
+  const Id dumper = d.tables.thread_env("root-dumper");
+  ASSERT_NE(dumper, 0u) << "no THREAD_START for root-dumper";
+  // The JVM's dumping thread is the one in a native method with JNI locals (dumpHeap0).
+  ASSERT_EQ(jvm.jni_local_roots.size(), 1u) << "which thread dumped the JVM's heap?";
+  const uint32_t jvm_dumper = jvm.jni_local_roots.begin()->first;
+
+  std::map<int, long> ours;
+  long ours_frames = 0, ours_jni_locals = 0;
+  for (const Root& r : d.dump.roots) {
+    ++ours[r.kind];
+    if (r.aux == dumper) continue;
+    ours_frames += r.kind == JVMPI_GC_ROOT_JAVA_FRAME;
+    ours_jni_locals += r.kind == JVMPI_GC_ROOT_JNI_LOCAL;
+  }
+  long jvm_frames = 0;
+  for (const auto& [serial, n] : jvm.frame_roots) jvm_frames += serial == jvm_dumper ? 0 : n;
+  long jvm_jni_locals = 0;
+  for (const auto& [serial, n] : jvm.jni_local_roots) jvm_jni_locals += serial == jvm_dumper ? 0 : n;
+  constexpr int kThreadObject = 0x08;  // HPROF's ROOT THREAD OBJECT: JVMPI's thread block
+  const struct {
+    const char* kind;
+    long ours, jvm;
+  } rows[] = {
+      {"JNI global", ours[JVMPI_GC_ROOT_JNI_GLOBAL], jvm.roots[JVMPI_GC_ROOT_JNI_GLOBAL]},
+      {"JNI local (other threads)", ours_jni_locals, jvm_jni_locals},
+      {"Java frame (other threads)", ours_frames, jvm_frames},
+      {"sticky class", ours[JVMPI_GC_ROOT_STICKY_CLASS], jvm.roots[JVMPI_GC_ROOT_STICKY_CLASS]},
+      {"thread", ours[JVMPI_GC_ROOT_THREAD_BLOCK], jvm.roots[kThreadObject]},
+      {"monitor used", ours[JVMPI_GC_ROOT_MONITOR_USED], jvm.roots[JVMPI_GC_ROOT_MONITOR_USED]},
+      {"unknown", ours[JVMPI_GC_ROOT_UNKNOWN], jvm.roots[JVMPI_GC_ROOT_UNKNOWN]},
+  };
+  for (const auto& row : rows) {
+    std::cout << row.kind << ": ours " << row.ours << ", JVM " << row.jvm << "\n";
+    // Within 3 % (at least 2): the VM may create a handle or load a class between the two dumps.
+    const long slack = std::max(2L, row.jvm * 3 / 100);
+    EXPECT_LE(std::abs(row.ours - row.jvm), slack) << row.kind << ": ours " << row.ours
+                                                   << ", the JVM's " << row.jvm;
+  }
+  EXPECT_GT(jvm.roots[JVMPI_GC_ROOT_STICKY_CLASS], 300) << "the JVM dump's reader is off";
+  EXPECT_GT(jvm_frames, 0) << "frame-holder's and main's frames";
 }
 
 INSTANTIATE_TEST_SUITE_P(Jdks, HeapDumpTest, testing::ValuesIn(all_jdks()), jdk_param_name);

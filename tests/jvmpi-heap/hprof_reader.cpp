@@ -129,6 +129,7 @@ bool read_hprof_counts(const std::string& path, HprofCounts* out, std::string* e
     } else if (tag == 0x0c || tag == 0x1c) {
       while (body.ok() && body.left() > 0) {
         const int sub = static_cast<int>(body.be(1));
+        if (sub < 0x20) ++out->roots[sub];
         switch (sub) {
           case 0xff:
           case 0x05:
@@ -140,7 +141,13 @@ bool read_hprof_counts(const std::string& path, HprofCounts* out, std::string* e
             body.id();
             break;
           case 0x02:
-          case 0x03:
+          case 0x03: {
+            body.id();
+            const auto serial = static_cast<uint32_t>(body.be(4));
+            body.be(4);
+            ++(sub == 0x02 ? out->jni_local_roots : out->frame_roots)[serial];
+            break;
+          }
           case 0x08:
             body.id();
             body.be(8);

@@ -192,5 +192,86 @@ TEST_P(JvmpiJavaMonitors, InterruptedSleep) {
 
 JVMPI_TEST_SUITE(JvmpiJavaMonitors);
 
+class JvmpiContendedExit : public JvmpiTest {
+ protected:
+  void SetUp() override {
+    JvmpiTest::SetUp();
+    if (IsSkipped()) return;
+    result_ = Run(WithAgent("contended_exit", "jvmpitest.ContendedExitProgram"));
+    ASSERT_TRUE(result_.exited(0)) << result_.Describe();
+    ASSERT_NE(result_.out.find("FACT\tdone=1"), std::string::npos) << result_.Describe();
+    log_ = Log();
+    for (const auto& l : Select(log_, "ENABLE")) ASSERT_EQ(l.num("rc"), 0) << l.raw;
+  }
+
+  std::string ObjId(int what) {
+    auto id = Select(log_, "OBJID", {{"what", std::to_string(what)}});
+    EXPECT_EQ(id.size(), 1u);
+    return id.empty() ? "" : id[0].get("id");
+  }
+
+  // The monitor's release while `contender` was blocked on it: exactly one EXIT, by main, after
+  // the contender's ENTER and before its ENTERED.
+  void ExpectOneContendedExit(const std::string& monitor, const std::string& contender) {
+    ASSERT_NE(monitor, "0x0");
+    auto exits = Select(log_, "MON", {{"kind", "EXIT"}, {"obj", monitor}});
+    ASSERT_EQ(exits.size(), 1u) << "releases of " << monitor << "\n" << result_.Describe();
+    EXPECT_EQ(exits[0].get("thread"), "main") << "CONTENDED_EXIT is the owner's";
+    auto enter = Select(log_, "MON", {{"kind", "ENTER"}, {"obj", monitor}, {"thread", contender}});
+    auto entered =
+        Select(log_, "MON", {{"kind", "ENTERED"}, {"obj", monitor}, {"thread", contender}});
+    ASSERT_EQ(enter.size(), 1u);
+    ASSERT_EQ(entered.size(), 1u);
+    EXPECT_LT(enter[0].index, exits[0].index);
+    EXPECT_LT(exits[0].index, entered[0].index) << "the owner releases before the waiter enters";
+  }
+
+  JvmResult result_;
+  std::vector<Line> log_;
+};
+
+TEST_P(JvmpiContendedExit, SynchronizedBlock) {
+  ExpectOneContendedExit(ObjId(1), "jvmpitest-c1");
+}
+
+TEST_P(JvmpiContendedExit, SynchronizedMethodReturn) {
+  ExpectOneContendedExit(ObjId(2), "jvmpitest-c2");
+}
+
+TEST_P(JvmpiContendedExit, StaticSynchronizedMethodReleasesTheClass) {
+  auto cls = Select(log_, "CL", {{"name", "jvmpitest.ContendedExitProgram$StaticGuarded"}});
+  ASSERT_EQ(cls.size(), 1u);
+  ExpectOneContendedExit(cls[0].get("id"), "jvmpitest-c3");
+}
+
+TEST_P(JvmpiContendedExit, ExceptionOutOfBlockAndMethod) {
+  EXPECT_NE(result_.out.find("FACT\tblock_threw=1"), std::string::npos);
+  EXPECT_NE(result_.out.find("FACT\tmethod_threw=1"), std::string::npos);
+  ExpectOneContendedExit(ObjId(4), "jvmpitest-c4");
+  ExpectOneContendedExit(ObjId(5), "jvmpitest-c5");
+}
+
+TEST_P(JvmpiContendedExit, NoEventWithoutContenderOrOnceDisabled) {
+  EXPECT_TRUE(Select(log_, "MON", {{"obj", ObjId(6)}}).empty()) << "nobody contended for it";
+  auto disable = Select(log_, "DISABLE");
+  ASSERT_EQ(disable.size(), 1u);
+  EXPECT_EQ(disable[0].num("rc"), 0);
+  const std::string late = ObjId(7);
+  EXPECT_EQ(Select(log_, "MON", {{"kind", "ENTER"}, {"obj", late}}).size(), 1u)
+      << "the contention itself is still reported";
+  EXPECT_TRUE(Select(log_, "MON", {{"kind", "EXIT"}, {"obj", late}}).empty())
+      << "MONITOR_CONTENDED_EXIT after DisableEvent";
+  // Every release reported is of a monitor some thread was blocked on before it.
+  for (const auto& exit : Select(log_, "MON", {{"kind", "EXIT"}})) {
+    bool contended = false;
+    for (const auto& enter : Select(log_, "MON", {{"kind", "ENTER"}, {"obj", exit.get("obj")}})) {
+      contended |= enter.index < exit.index;
+    }
+    EXPECT_TRUE(contended) << "CONTENDED_EXIT of a monitor nobody waited for: " << exit.raw;
+  }
+}
+
+JVMPI_TEST_SUITE(JvmpiContendedExit);
+
 }  // namespace
 }  // namespace jvmpitest

@@ -52,6 +52,16 @@ public class OldStyle {
     }
   }
 
+  /** Synchronized methods of an old class file: the class's monitor, `this`, an exception. */
+  static synchronized int syncedStatic(int v) {
+    return v + 1;
+  }
+
+  synchronized int syncedThrows(int v) {
+    if (v > 0) throw new IllegalStateException();
+    return v;
+  }
+
   public static void main(String[] args) {
     StringBuilder out = new StringBuilder();
     out.append(jsrDemo(5)).append(' ').append(jsrDemo(-3)).append('\n');
@@ -70,6 +80,12 @@ public class OldStyle {
     int sum = 0;
     for (int k = 0; k < 4; k++) sum += choose(k);
     out.append(sum + choose(1000)).append('\n');
+    counter = syncedStatic(counter);
+    try {
+      new OldStyle().syncedThrows(1);
+    } catch (IllegalStateException expected) {
+      counter++;
+    }
     int[][] grid = new int[2][2];
     out.append(grid.length).append('\n');
     System.out.print(out);

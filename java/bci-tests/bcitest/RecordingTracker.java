@@ -49,6 +49,15 @@ public final class RecordingTracker {
         .append(' ').append(key).append(' ').append(low).append(' ').append(high).append('\n');
   }
 
+  /** Records the monitor and whether this thread still holds it (it must: the hook runs first). */
+  public static void monitorExit(Object monitor) {
+    String what =
+        monitor instanceof Class<?> ? "class " + ((Class<?>) monitor).getName()
+            : monitor.getClass().getName();
+    events.append("M ").append(Thread.holdsLock(monitor) ? "held " : "NOT-HELD ").append(what)
+        .append('\n');
+  }
+
   public static void instructionLookupswitch(int key, int pairs, int cls, int method,
       int offset) {
     events.append("L ").append(cls).append(' ').append(method).append(' ').append(offset)

@@ -190,6 +190,24 @@ public final class HeapDumpProgram {
     diagnostic.dumpHeap(out + "/jvm.hprof", true);
     Facts.fact("hprof_written", true);
 
+    // Roots compared kind by kind: the JVM's dump and then ours, taken one after the other by one
+    // thread while every other thread stays where it is (the dumping thread's own stack differs).
+    final int[] rootsRc = {-1};
+    Thread rootDumper =
+        new Thread(
+            () -> {
+              try {
+                diagnostic.dumpHeap(out + "/jvm-roots.hprof", false);
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+              rootsRc[0] = DumpAgent.heapDump(2, out + "/heap2roots");
+            },
+            "root-dumper");
+    rootDumper.start();
+    rootDumper.join();
+    Facts.fact("rc_roots", rootsRc[0]);
+
     synchronized (gate) {
       gate.notifyAll();
     }

@@ -165,6 +165,14 @@ void threads_name(JNIEnv* env, char* buf, size_t len) {
   pthread_mutex_unlock(&threads_lock);
 }
 
+int threads_known(JNIEnv* env) {
+  int known = 0;
+  pthread_mutex_lock(&threads_lock);
+  for (int i = 0; i < MAX_THREADS && !known; i++) known = env != NULL && threads[i].env == env;
+  pthread_mutex_unlock(&threads_lock);
+  return known;
+}
+
 JNIEnv* threads_find(const char* name) {
   JNIEnv* env = NULL;
   pthread_mutex_lock(&threads_lock);

@@ -34,6 +34,8 @@ void threads_add(JNIEnv* env, const char* name);
 void threads_remove(JNIEnv* env);
 /* Copies the name into buf ("?" when unknown). */
 void threads_name(JNIEnv* env, char* buf, size_t len);
+/* Whether a THREAD_START named this env and no THREAD_END followed. */
+int threads_known(JNIEnv* env);
 /* The env of the live thread with this name, or NULL. */
 JNIEnv* threads_find(const char* name);
 

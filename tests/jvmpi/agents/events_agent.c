@@ -54,8 +54,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
                     0x10000000 | JVMPI_EVENT_THREAD_START,
                     10,
                     32,
-                    36,
-                    JVMPI_EVENT_MONITOR_CONTENDED_EXIT};
+                    36};
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     answer("enable", refused[i], jvmpi->EnableEvent(refused[i], NULL));
     answer("disable", refused[i], jvmpi->DisableEvent(refused[i], NULL));
@@ -65,6 +64,17 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
   answer("request", JVMPI_EVENT_THREAD_END, jvmpi->RequestEvent(JVMPI_EVENT_THREAD_END, NULL));
   answer("request", 62, jvmpi->RequestEvent(62, NULL));
 
+  /* Every event that is not request-only can be enabled and disabled again (34 of JVMPI's 37;
+   * HEAP_DUMP, OBJECT_DUMP and MONITOR_DUMP are requested). */
+  for (jint e = 1; e <= JVMPI_MAX_EVENT_TYPE_VAL; e++) {
+    if ((e > 9 && e < 33) || e == 36 || e == JVMPI_EVENT_HEAP_DUMP ||
+        e == JVMPI_EVENT_OBJECT_DUMP || e == JVMPI_EVENT_MONITOR_DUMP) {
+      continue;
+    }
+    jint on = jvmpi->EnableEvent(e, NULL);
+    jint off = jvmpi->DisableEvent(e, NULL);
+    tl_log("EVERY\tevent=%d\tenable=%d\tdisable=%d", (int)e, (int)on, (int)off);
+  }
   /* Supported events: SUCCESS both ways. */
   answer("enable", JVMPI_EVENT_THREAD_START, jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL));
   answer("enable", JVMPI_EVENT_GC_START, jvmpi->EnableEvent(JVMPI_EVENT_GC_START, NULL));
