@@ -56,7 +56,7 @@ struct Hooks {
 bool writes_local_zero(const Instruction& in) {
   const uint8_t o = in.opcode;
   if (o >= op::kIstore && o <= op::kAstore) return in.index == 0;  // istore .. astore, also wide
-  if (o >= 59 && o <= 78) return (o - 59) % 4 == 0;               // istore_0 .. astore_0
+  if (o >= 59 && o <= 78) return (o - 59) % 4 == 0;                // istore_0 .. astore_0
   return o == op::kIinc && in.index == 0;
 }
 

@@ -1,10 +1,9 @@
 #include "class_layouts.h"
 
-#include <cstring>
-
 #include <jvmpi.h>
 #include <jvmti.h>
 
+#include <cstring>
 #include <mutex>
 #include <unordered_set>
 

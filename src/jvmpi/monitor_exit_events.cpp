@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "event_gate.h"
-#include "jni_reference_events.h"
 #include "hook_scope.h"
+#include "jni_reference_events.h"
 #include "object_ids.h"
 #include "thread_events.h"
 

@@ -127,7 +127,8 @@ std::string call_trace(const std::vector<Event>& events, const ProgramIndex& ind
       depth = std::max(depth - 1, 0);
       out += std::string(2 * depth, ' ') + "< " + index.name(e.method) + "\n";
     } else if (e.kind == 'A') {
-      out += std::string(2 * depth, ' ') + "new array " + e.rest + "\n";    } else if (e.kind == 'M') {
+      out += std::string(2 * depth, ' ') + "new array " + e.rest + "\n";
+    } else if (e.kind == 'M') {
       out += std::string(2 * depth, ' ') + "monitor exit " + e.rest + "\n";
     }
   }

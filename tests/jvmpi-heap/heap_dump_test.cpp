@@ -534,7 +534,8 @@ TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
   long jvm_frames = 0;
   for (const auto& [serial, n] : jvm.frame_roots) jvm_frames += serial == jvm_dumper ? 0 : n;
   long jvm_jni_locals = 0;
-  for (const auto& [serial, n] : jvm.jni_local_roots) jvm_jni_locals += serial == jvm_dumper ? 0 : n;
+  for (const auto& [serial, n] : jvm.jni_local_roots)
+    jvm_jni_locals += serial == jvm_dumper ? 0 : n;
   constexpr int kThreadObject = 0x08;  // HPROF's ROOT THREAD OBJECT: JVMPI's thread block
   const struct {
     const char* kind;
@@ -552,8 +553,8 @@ TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
     std::cout << row.kind << ": ours " << row.ours << ", JVM " << row.jvm << "\n";
     // Within 3 % (at least 2): the VM may create a handle or load a class between the two dumps.
     const long slack = std::max(2L, row.jvm * 3 / 100);
-    EXPECT_LE(std::abs(row.ours - row.jvm), slack) << row.kind << ": ours " << row.ours
-                                                   << ", the JVM's " << row.jvm;
+    EXPECT_LE(std::abs(row.ours - row.jvm), slack)
+        << row.kind << ": ours " << row.ours << ", the JVM's " << row.jvm;
   }
   EXPECT_GT(jvm.roots[JVMPI_GC_ROOT_STICKY_CLASS], 300) << "the JVM dump's reader is off";
   EXPECT_GT(jvm_frames, 0) << "frame-holder's and main's frames";

@@ -10,11 +10,11 @@
 namespace jvmpiheap {
 
 struct HprofCounts {
-  std::map<std::string, long> instances;   // by class name, dotted ("jvmpiheap.X$Y")
-  std::map<std::string, long> obj_arrays;  // by array class name as the dump names it ("[Lx;")
-  std::map<int, long> prim_arrays;         // by HPROF basic type (4 boolean ... 11 long)
-  std::map<int, long> roots;               // by HPROF root sub-record tag (0x01 ... 0x08, 0xff)
-  std::map<uint32_t, long> frame_roots;    // Java-frame roots by thread serial
+  std::map<std::string, long> instances;     // by class name, dotted ("jvmpiheap.X$Y")
+  std::map<std::string, long> obj_arrays;    // by array class name as the dump names it ("[Lx;")
+  std::map<int, long> prim_arrays;           // by HPROF basic type (4 boolean ... 11 long)
+  std::map<int, long> roots;                 // by HPROF root sub-record tag (0x01 ... 0x08, 0xff)
+  std::map<uint32_t, long> frame_roots;      // Java-frame roots by thread serial
   std::map<uint32_t, long> jni_local_roots;  // JNI-local roots by thread serial
   long classes = 0;
   long total_instances = 0;

@@ -25,10 +25,9 @@ class JvmpiTorture : public JvmpiTest {
 TEST_P(JvmpiTorture, EveryFunctionFromEveryThreadKind) {
   // ProfilerExit(7) from a JNI native ends the VM through the normal shutdown.
   ASSERT_TRUE(result_.exited(7)) << result_.Describe();
-  EXPECT_EQ(result_.out.find("after_profiler_exit"), std::string::npos)
-      << "ProfilerExit returned";
-  for (const char* fact : {"FACT\tvictim_freed=true", "FACT\tstages_before_jni=true",
-                           "FACT\tjni=1"}) {
+  EXPECT_EQ(result_.out.find("after_profiler_exit"), std::string::npos) << "ProfilerExit returned";
+  for (const char* fact :
+       {"FACT\tvictim_freed=true", "FACT\tstages_before_jni=true", "FACT\tjni=1"}) {
     EXPECT_NE(result_.out.find(fact), std::string::npos) << fact << "\n" << result_.Describe();
   }
   for (const auto& l : Select(log_, "ENABLE")) EXPECT_EQ(l.num("rc"), 0) << l.raw;

@@ -14,7 +14,7 @@ static JVMPI_Interface* jvmpi;
 
 #define MAX_ENTERS 256
 static jobjectID entered_ids[MAX_ENTERS];
-static int entered_count;  /* guarded by the raw monitor below */
+static int entered_count; /* guarded by the raw monitor below */
 static JVMPI_RawMonitor lock;
 
 static void monitor_event(JVMPI_Event* ev, const char* kind) {

@@ -22,9 +22,9 @@ static JavaVM* vm;
 static JVMPI_Interface* jvmpi;
 
 /* IDs learned along the way. */
-static jobjectID known_class_id;  /* a class announced by CLASS_LOAD (java.lang.Object) */
-static jmethodID known_method;    /* one of its methods */
-static jobjectID victim_id;       /* an object the program let go */
+static jobjectID known_class_id; /* a class announced by CLASS_LOAD (java.lang.Object) */
+static jmethodID known_method;   /* one of its methods */
+static jobjectID victim_id;      /* an object the program let go */
 static volatile int victim_freed;
 static int init_done;
 
@@ -39,8 +39,8 @@ static __thread const char* stage_name;
 static volatile int stages_run[16];
 
 enum { kBatch, kInitDone, kThreadStart, kSystem, kGcStart, kGcFinish, kJni, kShutdown, kStages };
-static const char* const kStageNames[kStages] = {"batch", "init_done", "thread_start", "system",
-                                                 "gc_start", "gc_finish", "jni", "shutdown"};
+static const char* const kStageNames[kStages] = {
+    "batch", "init_done", "thread_start", "system", "gc_start", "gc_finish", "jni", "shutdown"};
 
 static void check(const char* call, int ok, long long got) {
   stage_calls++;
@@ -160,8 +160,8 @@ static void battery(int stage, JNIEnv* event_env) {
     check("ThreadLocalStorage round trip", jvmpi->GetThreadLocalStorage(event_env) == &stage_bad,
           0);
     jvmpi->SetThreadLocalStorage(event_env, before);
-    jint status = jvmpi->GetThreadStatus(event_env) & ~(JVMPI_THREAD_SUSPENDED |
-                                                         JVMPI_THREAD_INTERRUPTED);
+    jint status =
+        jvmpi->GetThreadStatus(event_env) & ~(JVMPI_THREAD_SUSPENDED | JVMPI_THREAD_INTERRUPTED);
     check("GetThreadStatus(own)", status == JVMPI_THREAD_RUNNABLE, status);
     check("GetThreadObject(own)", jvmpi->GetThreadObject(event_env) != NULL, 0);
   }
@@ -172,14 +172,14 @@ static void battery(int stage, JNIEnv* event_env) {
   check("RawMonitorCreate", m != NULL, 0);
   if (m != NULL) {
     jvmpi->RawMonitorEnter(m);
-    jvmpi->RawMonitorEnter(m);  /* re-entrant */
+    jvmpi->RawMonitorEnter(m); /* re-entrant */
     jvmpi->RawMonitorWait(m, 1);
     jvmpi->RawMonitorNotifyAll(m);
     jvmpi->RawMonitorExit(m);
     jvmpi->RawMonitorExit(m);
-    jvmpi->RawMonitorExit(m);       /* not the owner any more */
-    jvmpi->RawMonitorNotifyAll(m);  /* not the owner */
-    jvmpi->RawMonitorWait(m, 1);    /* not the owner */
+    jvmpi->RawMonitorExit(m);      /* not the owner any more */
+    jvmpi->RawMonitorNotifyAll(m); /* not the owner */
+    jvmpi->RawMonitorWait(m, 1);   /* not the owner */
     jvmpi->RawMonitorDestroy(m);
   }
 
@@ -193,16 +193,16 @@ static void battery(int stage, JNIEnv* event_env) {
 
   /* A system thread: refused before JVM_INIT_DONE, as specified. */
   if (stage == kBatch) {
-    jint rc = jvmpi->CreateSystemThread("jvmpitest-torture-early", JVMPI_NORMAL_PRIORITY,
-                                        system_thread);
+    jint rc =
+        jvmpi->CreateSystemThread("jvmpitest-torture-early", JVMPI_NORMAL_PRIORITY, system_thread);
     check("CreateSystemThread before JVM_INIT_DONE", rc == JNI_ERR, rc);
   } else if (stage == kInitDone) {
-    jint rc = jvmpi->CreateSystemThread("jvmpitest-torture-system", JVMPI_NORMAL_PRIORITY,
-                                        system_thread);
+    jint rc =
+        jvmpi->CreateSystemThread("jvmpitest-torture-system", JVMPI_NORMAL_PRIORITY, system_thread);
     check("CreateSystemThread", rc == JNI_OK, rc);
   }
-  tl_log("STAGE\tname=%s\tcalls=%d\tbad=%d\tstale=%d\town=%d", stage_name, stage_calls,
-         stage_bad, bad_id_count == 3, event_env != NULL && threads_known(event_env));
+  tl_log("STAGE\tname=%s\tcalls=%d\tbad=%d\tstale=%d\town=%d", stage_name, stage_calls, stage_bad,
+         bad_id_count == 3, event_env != NULL && threads_known(event_env));
 }
 
 static void system_thread(void* arg) {
