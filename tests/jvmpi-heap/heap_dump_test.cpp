@@ -325,6 +325,21 @@ TEST_P(HeapDumpTest, EveryClassTheDumpNamesWasAnnounced) {
     EXPECT_TRUE(unannounced.empty())
         << name << ": " << unannounced.size() << " class IDs without CLASS_LOAD, e.g. 0x"
         << std::hex << *unannounced.begin();
+    // Classes of every kind are among them: hidden (the lambdas the program's threads run),
+    // arrays, the JDK's CDS-archived classes and the program's own.
+    size_t hidden = 0, arrays = 0, jdk = 0, program = 0;
+    for (const auto& [id, inst] : d.dump.instances) {
+      auto c = d.tables.classes.find(inst.class_id);
+      if (c == d.tables.classes.end()) continue;
+      hidden += c->second.name.find("$$Lambda") != std::string::npos;
+      jdk += c->second.name.rfind("java.", 0) == 0;
+      program += c->second.name.rfind(P, 0) == 0;
+    }
+    for (const auto& [id, a] : d.dump.obj_arrays) arrays += a.element_class != 0;
+    EXPECT_GT(hidden, 0u) << name;
+    EXPECT_GT(arrays, 0u) << name;
+    EXPECT_GT(jdk, 100u) << name;
+    EXPECT_GT(program, 0u) << name;
   }
 }
 
