@@ -14,6 +14,7 @@
 #include "jvmti_access.h"
 #include "method_events.h"
 #include "monitor_dump.h"
+#include "monitor_exit_events.h"
 #include "object_events.h"
 #include "thread_events.h"
 
@@ -147,6 +148,9 @@ jint set(jint type, bool on) {
       }
     }
     if (on && type == JVMPI_EVENT_ARENA_NEW) object_events::announce_heap_arena_when_live();
+    if (!on && type == JVMPI_EVENT_MONITOR_CONTENDED_EXIT) {
+      monitor_exit_events::reset(current_jni_env());
+    }
     if (type == JVMPI_EVENT_METHOD_ENTRY || type == JVMPI_EVENT_METHOD_ENTRY2 ||
         type == JVMPI_EVENT_METHOD_EXIT || type == JVMPI_EVENT_INSTRUCTION_START ||
         type == JVMPI_EVENT_MONITOR_CONTENDED_EXIT) {

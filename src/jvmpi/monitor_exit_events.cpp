@@ -3,6 +3,7 @@
 #include <jvmpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,8 +25,11 @@ int g_contenders = 0;  // the sum of g_contended's counts; under g_mutex
 std::atomic<jclass> g_tracker{nullptr};  // global reference
 std::atomic<jfieldID> g_contenders_field{nullptr};
 
-// The monitor the current thread is blocked entering (between Enter and Entered).
+// The monitor the current thread is blocked entering (between Enter and Entered), and the
+// bookkeeping generation it was counted in (reset() starts a new one).
 thread_local jobjectID t_contending = nullptr;
+thread_local uint64_t t_generation = 0;
+uint64_t g_generation = 1;  // under g_mutex
 
 // Publishes the count; called with g_mutex held so that writes reach the field in order.
 void publish(JNIEnv* jni, int contenders) {
@@ -43,6 +47,7 @@ void contention_began(JNIEnv* jni, jobject monitor) {
   std::lock_guard lock(g_mutex);
   if (t_contending != nullptr) return;  // cannot happen: a thread blocks on one monitor at a time
   t_contending = id;
+  t_generation = g_generation;
   ++g_contended[id];
   publish(jni, ++g_contenders);
 }
@@ -50,10 +55,21 @@ void contention_began(JNIEnv* jni, jobject monitor) {
 void contention_ended(JNIEnv* jni) {
   if (t_contending == nullptr) return;  // its contention began before the runtime counted
   std::lock_guard lock(g_mutex);
-  auto it = g_contended.find(t_contending);
-  if (it != g_contended.end() && --it->second == 0) g_contended.erase(it);
+  const jobjectID id = t_contending;
   t_contending = nullptr;
+  if (t_generation != g_generation) return;  // counted before a reset
+  auto it = g_contended.find(id);
+  if (it == g_contended.end()) return;
+  if (--it->second == 0) g_contended.erase(it);
   publish(jni, --g_contenders);
+}
+
+void reset(JNIEnv* jni) {
+  std::lock_guard lock(g_mutex);
+  g_contended.clear();
+  g_contenders = 0;
+  ++g_generation;
+  if (jni != nullptr) publish(jni, 0);
 }
 
 void JNICALL hook_monitor_exit(JNIEnv* env, jclass, jobject monitor) {

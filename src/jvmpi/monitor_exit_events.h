@@ -16,6 +16,10 @@ namespace jvmpi::monitor_exit_events {
 void contention_began(JNIEnv* jni, jobject monitor);
 void contention_ended(JNIEnv* jni);
 
+// The event was disabled: JVMTI stops reporting contention, so what is counted would go stale.
+// Contention that began before is forgotten; counting starts afresh when it is enabled again.
+void reset(JNIEnv* jni);
+
 // The tracker's native monitorExitContended(Object), registered with the other tracker natives.
 void JNICALL hook_monitor_exit(JNIEnv* env, jclass tracker, jobject monitor);
 
