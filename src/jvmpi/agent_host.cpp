@@ -15,6 +15,7 @@
 #include "data_requests.h"
 #include "event_gate.h"
 #include "gc_events.h"
+#include "heap_reserve.h"
 #include "jvmti_access.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -52,6 +53,7 @@ bool add_capabilities() {
   wanted.can_generate_sampled_object_alloc_events = 1;
   wanted.can_retransform_classes = 1;
   wanted.can_generate_vm_object_alloc_events = 1;
+  wanted.can_generate_resource_exhaustion_heap_events = 1;
 
   // Take what this VM offers; what is missing only disables the events that need it.
   jvmtiCapabilities granted{};
@@ -87,6 +89,7 @@ bool set_callbacks() {
   cb.DataDumpRequest = data_requests::on_data_dump_request;
   cb.SampledObjectAlloc = allocation_events::on_sampled_object_alloc;
   cb.VMObjectAlloc = allocation_events::on_vm_object_alloc;
+  cb.ResourceExhausted = heap_reserve::on_resource_exhausted;
   if (!jvmti_ok(jvmti()->SetEventCallbacks(&cb, sizeof cb), "SetEventCallbacks")) return false;
 
   // What the runtime needs whatever the agent enables; the rest follows EnableEvent.

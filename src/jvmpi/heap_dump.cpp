@@ -11,6 +11,7 @@
 #include "class_layouts.h"
 #include "dump_buffer.h"
 #include "event_gate.h"
+#include "heap_reserve.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
@@ -411,6 +412,7 @@ class HeapWalk {
                     jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr,
                     jlong* referrer_tag_ptr, jint length) {
     const jint visit = only_tag_ != 0 ? 0 : JVMTI_VISIT_OBJECTS;
+    if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;  // the runtime's heap reserve
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     const jlong tag = *tag_ptr;
     if (class_tag == class_class_tag_) class_objects_.insert(tag);
@@ -502,6 +504,7 @@ class HeapWalk {
 
   jint on_primitive_array(jlong class_tag, jlong* tag_ptr, jint count, jvmtiPrimitiveType type,
                           const void* elements) {
+    if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
     if (cur_kind_ != Kind::kPrimitiveArray) return 0;
@@ -531,6 +534,7 @@ class HeapWalk {
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
   std::unordered_set<jlong> sticky_written_;
+  const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> unknown_classes_;
   std::unordered_set<jlong> class_objects_;            // every object of class java.lang.Class seen
   std::unordered_set<jlong> class_instances_written_;  // of those, written as plain instances

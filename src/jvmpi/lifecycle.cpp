@@ -11,6 +11,7 @@
 #include "event_control.h"
 #include "event_gate.h"
 #include "gc_events.h"
+#include "heap_reserve.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "method_events.h"
@@ -42,6 +43,7 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
     gc_events::start(jni);
     method_events::start(jni);
     data_requests::start(jni);
+    heap_reserve::start(jni);
   }
   thread_control::allow_system_threads();
   JVMPI_Event event{};

@@ -2,6 +2,8 @@
 // an uncaught exception, SIGTERM, OutOfMemoryError; and SIGQUIT dumps mid-run.
 #include <signal.h>
 
+#include <algorithm>
+
 #include "hprof_test.h"
 
 namespace hproftest {
@@ -74,6 +76,27 @@ TEST_P(ExitTest, OutOfMemoryErrorEndsMain) {
     }
   }
   EXPECT_TRUE(hoard) << "no long[] site in ExitPaths.main that allocated the hoard";
+}
+
+// The heap stays full to the end: without the runtime's heap reserve HotSpot cannot create the
+// DestroyJavaVM thread, posts no VMDeath, and every section was lost (0-byte file).
+TEST_P(ExitTest, OutOfMemoryErrorWithTheHeapStillFull) {
+  const RunResult run =
+      Run(std::string(kAllModes) + ",cutoff=0", "hproftest.ExitPaths", {"oom-full"}, {"-Xmx48m"});
+  ASSERT_TRUE(run.exited(1)) << run.describe();
+  EXPECT_NE(run.err.find("java.lang.OutOfMemoryError"), std::string::npos) << run.describe();
+  ExpectComplete(run);
+  // The hoard is alive in the dump: at least 16 long[65536] arrays.
+  const Profile p = ReadProfile();
+  uint64_t hoard_live = 0;
+  for (const SitesSection& s : p.sites) {
+    for (const SiteRow& r : s.rows) {
+      if (r.class_name == "long[]" && p.top_method(r.trace) == "hproftest.ExitPaths.main") {
+        hoard_live = std::max<uint64_t>(hoard_live, r.live_bytes);
+      }
+    }
+  }
+  EXPECT_GE(hoard_live, 16u * 65536 * 8) << "the live hoard is missing from SITES";
 }
 
 // SIGQUIT mid-run writes the sections while the program still runs; they are written again at

@@ -6,9 +6,10 @@ import java.util.List;
 /**
  * Ends in the way args[0] says: "normal" (main returns), "exit3" (System.exit(3)), "throw"
  * (uncaught exception), "block" (prints READY and blocks until killed), "oom" (allocates until
- * OutOfMemoryError, which ends main). The OOM hoard is local to main, so once the error has left
- * main it is garbage, as in most programs an OutOfMemoryError ends: with a heap that stays full,
- * HotSpot does not even post VMDeath to a plain JVMTI agent, and no agent can write at exit.
+ * OutOfMemoryError, which ends main; the hoard is local to main, so once the error has left main
+ * it is garbage, as in most programs an OutOfMemoryError ends), "oom-full" (the same with the
+ * hoard in a static field, so the heap stays full to the end: HotSpot then cannot even create the
+ * thread that destroys the VM, and posts no VMDeath unless the runtime's heap reserve made room).
  */
 public final class ExitPaths {
   static final List<Object> HOARD = new ArrayList<>();
@@ -52,6 +53,10 @@ public final class ExitPaths {
         System.out.flush();
         List<long[]> hoard = new ArrayList<>();
         while (true) hoard.add(new long[64 * 1024]);
+      case "oom-full":
+        System.out.println("END oom-full");
+        System.out.flush();
+        while (true) HOARD.add(new long[64 * 1024]);
       default:
         throw new IllegalArgumentException(args[0]);
     }
