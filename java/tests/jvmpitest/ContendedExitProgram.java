@@ -59,15 +59,21 @@ public class ContendedExitProgram {
         name);
   }
 
+  /** Leaves a synchronized block on the monitor once the named thread is blocked entering it. */
+  static void releaseBlockWhileContended(Object monitor, String contenderName)
+      throws InterruptedException {
+    Thread t = contender(contenderName, monitor);
+    synchronized (monitor) {
+      t.start();
+      awaitContended(monitor);
+    }
+    t.join();
+  }
+
   public static void main(String[] args) throws Exception {
     BlockLock block = new BlockLock();
     Agent.hook(1, 1, block);
-    Thread t1 = contender("jvmpitest-c1", block);
-    synchronized (block) {
-      t1.start();
-      awaitContended(block);
-    }
-    t1.join();
+    releaseBlockWhileContended(block, "jvmpitest-c1");
 
     Guarded guarded = new Guarded();
     Agent.hook(1, 2, guarded);
@@ -114,12 +120,7 @@ public class ContendedExitProgram {
     Agent.hook(3, 0, null);
     LateLock late = new LateLock();
     Agent.hook(1, 7, late);
-    Thread t7 = contender("jvmpitest-c7", late);
-    synchronized (late) {
-      t7.start();
-      awaitContended(late);
-    }
-    t7.join();
+    releaseBlockWhileContended(late, "jvmpitest-c7");
     Facts.fact("FACT", "done", 1);
   }
 }
