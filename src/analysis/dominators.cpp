@@ -51,9 +51,8 @@ class SemiNca {
     *out.weakly_reachable = count - strong_count_;
 
     if (progress_) progress_("predecessors", 0, 1);
-    uint64_t pred_count = 0;
-    for_each_edge(roots, weak_edges, [&](uint32_t, uint32_t) { ++pred_count; });
-    if (pred_count < kNone) {
+    // At most one predecessor per reference, root and weak edge: 32-bit list starts if that fits.
+    if (g_.edge_target.size() + roots.size() + weak_edges.size() < kNone) {
       std::vector<uint32_t> begin;
       build_predecessors(roots, weak_edges, begin);
       semidominators(begin);
@@ -239,9 +238,9 @@ DominatorResult compute_dominators(const Graph& graph, std::span<const uint32_t>
   DominatorResult result;
   result.idom.resize(graph.node_count);
   result.retained.resize(graph.node_count);
-  compute_dominators(graph, roots, weak_edges, sizes, size_unit, progress,
-                     {result.idom, result.retained, &result.strongly_reachable,
-                      &result.weakly_reachable});
+  compute_dominators(
+      graph, roots, weak_edges, sizes, size_unit, progress,
+      {result.idom, result.retained, &result.strongly_reachable, &result.weakly_reachable});
   return result;
 }
 

@@ -40,8 +40,8 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOpti
     if (impl->gzip) progress.update("decompressing", 0, 1);
     std::span<const uint8_t> bytes = impl->dump();
     try {
-      impl->index = std::make_unique<detail::HeapIndex>(detail::build_index(
-          bytes, report, options.use_index_file ? index_path : std::string(), identity));
+      impl->index = std::make_unique<detail::HeapIndex>(
+          detail::build_index(bytes, report, index_path, options.use_index_file, identity));
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }

@@ -91,13 +91,14 @@ struct DumpIdentity {
 
 // A new index under construction, in an index file mapped read-write: its big arrays are file
 // pages the kernel can write back and drop (as it can the dump's), not anonymous memory.
-// With a save path it is a temporary beside it that finish() renames into place; without one,
-// or if that cannot be made, an unlinked scratch file in $TMPDIR (else /tmp), else a memfd.
+// When saving, it is a temporary beside `index_path` that finish() renames into place;
+// otherwise, or if that cannot be made, an unlinked scratch file beside `index_path`, else in
+// $TMPDIR (else /tmp), else a memfd.
 // Space is reserved up front (posix_fallocate), so writing through the mapping cannot fault.
 class IndexBuilder {
  public:
-  IndexBuilder(const std::string& save_path, const DumpIdentity& dump, uint32_t node_count,
-               uint64_t max_edges);
+  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
+               uint32_t node_count, uint64_t max_edges);
   ~IndexBuilder();
   IndexBuilder(const IndexBuilder&) = delete;
   IndexBuilder& operator=(const IndexBuilder&) = delete;
@@ -117,8 +118,17 @@ class IndexBuilder {
   void finish(HeapIndex& index, uint64_t edge_count);
 
   enum SectionId {
-    kNodeOffset, kNodeClass, kNodeSize8, kEdgeBegin, kEdgeTarget,
-    kWeakEdges, kRoots, kIdom, kRetained, kMeta, kSectionCount
+    kNodeOffset,
+    kNodeClass,
+    kNodeSize8,
+    kEdgeBegin,
+    kEdgeTarget,
+    kWeakEdges,
+    kRoots,
+    kIdom,
+    kRetained,
+    kMeta,
+    kSectionCount
   };
 
  private:
@@ -138,10 +148,10 @@ class IndexBuilder {
   std::string tmp_path_, final_path_;
 };
 
-// Builds the index of the dump in `file` (a whole mapped dump), saved at `save_path` unless it
-// is empty (see IndexBuilder). Throws Error on malformed input.
+// Builds the index of the dump in `file` (a whole mapped dump), saved at `index_path` if `save`
+// (see IndexBuilder). Throws Error on malformed input.
 HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
-                      const std::string& save_path, const DumpIdentity& dump);
+                      const std::string& index_path, bool save, const DumpIdentity& dump);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
 

@@ -160,10 +160,13 @@ bool write_all_at(int fd, const void* data, size_t size, uint64_t offset) {
   return true;
 }
 
-// A scratch file nobody else sees: unlinked at once in $TMPDIR (else /tmp).
-int scratch_file() {
+// A scratch file nobody else sees, unlinked at once: beside `near` (the index path), or in
+// $TMPDIR (else /tmp) when `near` is empty.
+int scratch_file(const std::string& near) {
   const char* dir = std::getenv("TMPDIR");
-  std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/jvmprof-index-XXXXXX";
+  std::string pattern = near.empty()
+                            ? std::string(dir && *dir ? dir : "/tmp") + "/jvmprof-index-XXXXXX"
+                            : near + ".scratch-XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
@@ -173,32 +176,35 @@ int scratch_file() {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(const std::string& save_path, const DumpIdentity& dump,
+IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
                            uint32_t node_count, uint64_t max_edges)
     : n_(node_count), max_edges_(max_edges), dump_(dump) {
   // The fixed-size sections first, the references (whose count is only bounded until the objects
   // are read) last, so the small sections can follow wherever the references end.
   const uint64_t n = node_count;
   const std::pair<SectionId, uint64_t> order[] = {
-      {kNodeOffset, 8 * n}, {kNodeClass, 4 * n}, {kNodeSize8, 4 * n}, {kEdgeBegin, 8 * (n + 1)},
-      {kIdom, 4 * n},       {kRetained, 8 * n},  {kEdgeTarget, 4 * max_edges}};
+      {kNodeOffset, 8 * n},        {kNodeClass, 4 * n}, {kNodeSize8, 4 * n},
+      {kEdgeBegin, 8 * (n + 1)},   {kIdom, 4 * n},      {kRetained, 8 * n},
+      {kEdgeTarget, 4 * max_edges}};
   uint64_t at = sizeof(FileHeader);
   for (auto [id, bytes] : order) {
     offset_[id] = at;
     at += align8(bytes);
   }
   reserved_ = at;
-  if (!save_path.empty()) {
-    tmp_path_ = save_path + ".tmp." + std::to_string(::getpid());
+  if (save) {
+    tmp_path_ = index_path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0 && open_file(fd)) {
-      final_path_ = save_path;
+      final_path_ = index_path;
       return;
     }
     if (fd >= 0) ::unlink(tmp_path_.c_str());  // a full or read-only disk: analyse without saving
     tmp_path_.clear();
   }
-  if (open_file(scratch_file())) return;
+  // Beside the dump first: $TMPDIR may be a tmpfs, whose pages cannot simply be dropped.
+  if (open_file(scratch_file(index_path))) return;
+  if (open_file(scratch_file(std::string()))) return;
   if (open_file(::memfd_create("jvmprof-index", MFD_CLOEXEC))) return;
   throw Error("cannot reserve " + std::to_string(reserved_) +
               " bytes for the index (in a file or in memory): " + std::strerror(errno));
@@ -207,8 +213,8 @@ IndexBuilder::IndexBuilder(const std::string& save_path, const DumpIdentity& dum
 bool IndexBuilder::open_file(int fd) {
   if (fd < 0) return false;
   int err = ::posix_fallocate(fd, 0, static_cast<off_t>(reserved_));
-  void* p = err == 0 ? ::mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                     : MAP_FAILED;
+  void* p =
+      err == 0 ? ::mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   if (p == MAP_FAILED) {
     if (err != 0) errno = err;
     int saved = errno;
@@ -242,9 +248,9 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
     // The small sections follow the references; then the header, with the checksum of all.
     std::vector<uint8_t> meta = encode_meta(index);
     std::span<const uint8_t> parts[kSections] = {
-        bytes_of(index.node_offset), bytes_of(index.node_class), bytes_of(index.node_size8),
-        bytes_of(index.edge_begin),  bytes_of(index.edge_target), bytes_of(index.weak_edges),
-        bytes_of(index.roots),       bytes_of(index.idom),        bytes_of(index.retained),
+        bytes_of(index.node_offset),   bytes_of(index.node_class),  bytes_of(index.node_size8),
+        bytes_of(index.edge_begin),    bytes_of(index.edge_target), bytes_of(index.weak_edges),
+        bytes_of(index.roots),         bytes_of(index.idom),        bytes_of(index.retained),
         std::span<const uint8_t>(meta)};
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);

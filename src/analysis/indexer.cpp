@@ -158,14 +158,14 @@ class Indexer {
   Indexer(std::span<const uint8_t> file, const ProgressFn& progress)
       : file_(file), progress_(progress) {}
 
-  HeapIndex build(const std::string& save_path, const DumpIdentity& dump) {
+  HeapIndex build(const std::string& index_path, bool save, const DumpIdentity& dump) {
     read_header();
     scan_records();
     if (node_offset_.size() >= kNone - 1)
       throw Error("dump has more than 4294967293 objects, the analyzer's limit");
     const uint32_t n = static_cast<uint32_t>(node_offset_.size());
     index_.node_count = n;
-    out_ = std::make_unique<IndexBuilder>(save_path, dump, n, max_edges_);
+    out_ = std::make_unique<IndexBuilder>(index_path, save, dump, n, max_edges_);
     std::copy(node_offset_.begin(), node_offset_.end(), out_->node_offset().begin());
     std::vector<uint64_t>().swap(node_offset_);
     offset_ = out_->node_offset();
@@ -653,8 +653,8 @@ class Indexer {
 }  // namespace
 
 HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
-                      const std::string& save_path, const DumpIdentity& dump) {
-  return Indexer(file, progress).build(save_path, dump);
+                      const std::string& index_path, bool save, const DumpIdentity& dump) {
+  return Indexer(file, progress).build(index_path, save, dump);
 }
 
 const char* primitive_name(uint8_t type) {
