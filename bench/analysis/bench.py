@@ -9,8 +9,8 @@ file; then, side by side on that file (in the page cache for both tools):
   - jvmprof first open that saves the index, the index size, and reopen (`summary`, `dominators`);
   - VisualVM's library (VisualVmBench): open to summary, then retained sizes (10 biggest objects);
     its reopen (with the cache it writes).
-Wall time, CPU time and peak RSS of each process; peak anonymous RSS (heap, not the mapped dump)
-sampled from /proc every 20 ms.
+Wall time, CPU time and peak RSS of each process; peak anonymous RSS (heap, not the mapped dump
+nor the mapped index file the analyzer builds its arrays in) sampled from /proc every 20 ms.
 """
 import argparse
 import os
@@ -166,7 +166,8 @@ def main():
         print(f"  summary pass (reading records): {summary_pass:.2f} s = {size_mb / summary_pass:.0f} MB/s")
         print(f"  dominators + retained sizes: {dom_s:.2f} s (A/A {dom2_s:.2f} s)")
         print(f"jvmprof first open saving the index: {saved['wall']:.2f} s; index {index_mb:.0f} MB "
-              f"({index_mb * 1e6 / objects:.1f} B/object)")
+              f"({index_mb * 1e6 / objects:.1f} B/object); peak RSS {saved['maxrss_mb']:.0f} MB, "
+              f"peak anon {saved['anon_mb']:.0f} MB ({saved['anon_mb'] * 1048576 / objects:.1f} B/object)")
         print(f"jvmprof reopen: summary {reopen['wall']:.2f} s (RSS {reopen['maxrss_mb']:.0f} MB), "
               f"dominators {dominators['wall']:.2f} s")
         print(f"VisualVM: open {float(v['open_s']):.2f} s, retained sizes {float(v['retained_s']):.2f} s, "
