@@ -9,8 +9,8 @@ file; then, side by side on that file (in the page cache for both tools):
   - jvmprof first open that saves the index, the index size, and reopen (`summary`, `dominators`);
   - VisualVM's library (VisualVmBench): open to summary, then retained sizes (10 biggest objects);
     its reopen (with the cache it writes).
-Wall time, CPU time and peak RSS of each process; peak anonymous RSS (heap, not the mapped dump)
-sampled from /proc every 20 ms.
+Wall time, CPU time and peak RSS of each process; peak anonymous RSS (heap, not the mapped dump
+nor the mapped index file the analyzer builds its arrays in) sampled from /proc every 20 ms.
 """
 import argparse
 import os
@@ -91,8 +91,8 @@ def make_dump(java, jcmd, classes, millions, path, heap_gb):
     return dump_s
 
 
-def phase_times(err):
-    m = re.search(r"phase-times:(.*)", err)
+def phase_times(err, key="phase-times"):
+    m = re.search(key + r":(.*)", err)
     if not m:
         return {}
     return {k: float(v) for k, v in re.findall(r"'([^']+)'=([0-9.]+)", m.group(1) + " 'end'=" +
@@ -154,6 +154,9 @@ def main():
         v2 = dict(re.findall(r"(\w+_s) ([0-9.]+|nan)", vvm_again["out"]))
         ph = phase_times(first["err"])
         ph2 = phase_times(again["err"])
+        cpu = phase_times(first["err"], "phase-cpu")
+        cpu_pass = cpu.get("indexing ids", 0) - cpu.get("reading records", 0)
+        cpu_dom = cpu.get("end", 0) - cpu.get("depth-first search", 0)
         summary_pass = ph.get("indexing ids", 0) - ph.get("reading records", 0)
         dom_s = ph.get("end", 0) - ph.get("depth-first search", 0)
         dom2_s = ph2.get("end", 0) - ph2.get("depth-first search", 0)
@@ -165,8 +168,12 @@ def main():
         print(f"  phases: {ph}")
         print(f"  summary pass (reading records): {summary_pass:.2f} s = {size_mb / summary_pass:.0f} MB/s")
         print(f"  dominators + retained sizes: {dom_s:.2f} s (A/A {dom2_s:.2f} s)")
+        if cpu:
+            print(f"  in CPU time (the work itself on a shared machine): summary pass {cpu_pass:.2f} s = "
+                  f"{size_mb / max(cpu_pass, 1e-9):.0f} MB per CPU-second; dominators + retained {cpu_dom:.2f} s")
         print(f"jvmprof first open saving the index: {saved['wall']:.2f} s; index {index_mb:.0f} MB "
-              f"({index_mb * 1e6 / objects:.1f} B/object)")
+              f"({index_mb * 1e6 / objects:.1f} B/object); peak RSS {saved['maxrss_mb']:.0f} MB, "
+              f"peak anon {saved['anon_mb']:.0f} MB ({saved['anon_mb'] * 1048576 / objects:.1f} B/object)")
         print(f"jvmprof reopen: summary {reopen['wall']:.2f} s (RSS {reopen['maxrss_mb']:.0f} MB), "
               f"dominators {dominators['wall']:.2f} s")
         print(f"VisualVM: open {float(v['open_s']):.2f} s, retained sizes {float(v['retained_s']):.2f} s, "
@@ -175,7 +182,8 @@ def main():
         rows.append((millions, objects, size_mb, summary_pass, size_mb / summary_pass, first["wall"],
                      float(v["open_s"]), dom_s, float(v["retained_s"]), first["anon_mb"] * 1048576 / objects,
                      first["maxrss_mb"], vvm["maxrss_mb"], index_mb, reopen["wall"],
-                     float(v2["open_s"]) + float(v2["retained_s"]), again["wall"] / first["wall"]))
+                     float(v2["open_s"]) + float(v2["retained_s"]), again["wall"] / first["wall"],
+                     size_mb / max(cpu_pass, 1e-9), cpu_dom))
         if not args.keep:
             for f in os.listdir(work):
                 if f.startswith(os.path.basename(dump)):
@@ -183,12 +191,12 @@ def main():
                     shutil.rmtree(target) if os.path.isdir(target) else os.remove(target)
     print("\n| objects | dump MB | summary pass | MB/s | jvmprof first open | VisualVM open | jvmprof dominators+retained | "
           "VisualVM retained | ratio | jvmprof anon B/object | jvmprof peak RSS MB | VisualVM peak RSS MB | "
-          "index MB | jvmprof reopen | VisualVM reopen | A/A |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "index MB | jvmprof reopen | VisualVM reopen | A/A | summary pass MB/CPU-s | dominators+retained CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r[1] / 1e6:.2f} M | {r[2]:.0f} | {r[3]:.2f} s | {r[4]:.0f} | {r[5]:.2f} s | {r[6]:.2f} s | "
               f"{r[7]:.2f} s | {r[8]:.2f} s | {r[8] / r[7]:.1f}x | {r[9]:.1f} | {r[10]:.0f} | {r[11]:.0f} | "
-              f"{r[12]:.0f} | {r[13]:.2f} s | {r[14]:.2f} s | {r[15]:.3f} |")
+              f"{r[12]:.0f} | {r[13]:.2f} s | {r[14]:.2f} s | {r[15]:.3f} | {r[16]:.0f} | {r[17]:.2f} s |")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,20 @@ struct DominatorResult {
 // phase callback: (done, total) for progress; may be empty.
 using ProgressFn = std::function<void(const char* phase, uint64_t done, uint64_t total)>;
 
-// Iterative Lengauer-Tarjan ("simple" version: path compression, unbalanced link).
-// `roots` may hold duplicates; nodes >= node_count are ignored. The size of node v is
-// sizes[v] * size_unit.
+// Where compute_dominators writes (node_count entries each; may be a mapped file).
+struct DominatorOutput {
+  std::span<uint32_t> idom;
+  std::span<uint64_t> retained;
+  uint32_t* strongly_reachable;
+  uint32_t* weakly_reachable;
+};
+
+// Iterative semi-NCA (Lengauer-Tarjan's semidominators with path compression, then nearest
+// common ancestors). `roots` may hold duplicates; nodes >= node_count are ignored. The size of
+// node v is sizes[v] * size_unit.
+void compute_dominators(const Graph& graph, std::span<const uint32_t> roots,
+                        std::span<const Edge> weak_edges, std::span<const uint32_t> sizes,
+                        uint64_t size_unit, const ProgressFn& progress, DominatorOutput out);
 DominatorResult compute_dominators(const Graph& graph, std::span<const uint32_t> roots,
                                    std::span<const Edge> weak_edges,
                                    std::span<const uint32_t> sizes, uint64_t size_unit,

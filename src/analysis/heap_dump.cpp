@@ -40,13 +40,10 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOpti
     if (impl->gzip) progress.update("decompressing", 0, 1);
     std::span<const uint8_t> bytes = impl->dump();
     try {
-      impl->index = std::make_unique<detail::HeapIndex>(detail::build_index(bytes, report));
+      impl->index = std::make_unique<detail::HeapIndex>(
+          detail::build_index(bytes, report, index_path, options.use_index_file, identity));
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
-    }
-    if (options.use_index_file) {
-      report("saving index", 0, 1);
-      detail::save_index(index_path, *impl->index, identity);
     }
   }
   return std::unique_ptr<HeapDump>(new HeapDump(std::move(impl)));

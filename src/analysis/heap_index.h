@@ -71,29 +71,87 @@ struct HeapIndex {
   std::vector<ClassInfo> classes;
   uint32_t class_class = kNone;  // java.lang.Class
 
-  // Storage behind the spans: either these vectors or a mapped index file.
+  // Storage behind the spans: the index file, mapped (a new index is built in it, see
+  // IndexBuilder), and for a new index the two small arrays, kept in memory.
+  MappedFile mapped;
   struct Owned {
-    std::vector<uint64_t> node_offset, edge_begin, retained;
-    std::vector<uint32_t> node_class, node_size8, edge_target, idom;
     std::vector<Edge> weak_edges;
     std::vector<RootEntry> roots;
   };
   std::unique_ptr<Owned> owned;
-  MappedFile mapped;
 
   uint64_t shallow(uint32_t node) const { return uint64_t{node_size8[node]} * 8; }
-  void point_at_owned();
 };
-
-// Builds the index of the dump in `file` (a whole mapped dump). Throws Error on malformed input.
-HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress);
 
 // The saved index: written beside the dump, valid while the dump's size and mtime match.
 struct DumpIdentity {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
 };
-void save_index(const std::string& path, const HeapIndex& index, const DumpIdentity& dump);
+
+// A new index under construction, in an index file mapped read-write: its big arrays are file
+// pages the kernel can write back and drop (as it can the dump's), not anonymous memory.
+// When saving, it is a temporary beside `index_path` that finish() renames into place;
+// otherwise, or if that cannot be made, an unlinked scratch file beside `index_path`, else in
+// $TMPDIR (else /tmp), else a memfd.
+// Space is reserved up front (posix_fallocate), so writing through the mapping cannot fault.
+class IndexBuilder {
+ public:
+  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
+               uint32_t node_count, uint64_t max_edges);
+  ~IndexBuilder();
+  IndexBuilder(const IndexBuilder&) = delete;
+  IndexBuilder& operator=(const IndexBuilder&) = delete;
+
+  std::span<uint64_t> node_offset() { return at<uint64_t>(kNodeOffset, n_); }
+  std::span<uint32_t> node_class() { return at<uint32_t>(kNodeClass, n_); }
+  std::span<uint32_t> node_size8() { return at<uint32_t>(kNodeSize8, n_); }
+  std::span<uint64_t> edge_begin() { return at<uint64_t>(kEdgeBegin, uint64_t{n_} + 1); }
+  std::span<uint32_t> edge_target() { return at<uint32_t>(kEdgeTarget, max_edges_); }
+  std::span<uint32_t> idom() { return at<uint32_t>(kIdom, n_); }
+  std::span<uint64_t> retained() { return at<uint64_t>(kRetained, n_); }
+  bool saving() const { return !final_path_.empty(); }
+
+  // Points `index`'s node and edge spans at the file (edge_count references used); when saving,
+  // writes the small sections and the header and renames the file into place (an index that
+  // cannot be written is simply not saved). `index.owned` holds the weak edges and roots.
+  void finish(HeapIndex& index, uint64_t edge_count);
+
+  enum SectionId {
+    kNodeOffset,
+    kNodeClass,
+    kNodeSize8,
+    kEdgeBegin,
+    kEdgeTarget,
+    kWeakEdges,
+    kRoots,
+    kIdom,
+    kRetained,
+    kMeta,
+    kSectionCount
+  };
+
+ private:
+  template <typename T>
+  std::span<T> at(SectionId s, uint64_t count) {
+    return {reinterpret_cast<T*>(base_ + offset_[s]), static_cast<size_t>(count)};
+  }
+  bool open_file(int fd);
+
+  uint32_t n_;
+  uint64_t max_edges_;
+  DumpIdentity dump_;
+  uint64_t offset_[kSectionCount] = {};
+  uint64_t reserved_ = 0;
+  int fd_ = -1;
+  uint8_t* base_ = nullptr;
+  std::string tmp_path_, final_path_;
+};
+
+// Builds the index of the dump in `file` (a whole mapped dump), saved at `index_path` if `save`
+// (see IndexBuilder). Throws Error on malformed input.
+HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
+                      const std::string& index_path, bool save, const DumpIdentity& dump);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
 

@@ -3,12 +3,16 @@
 // pass and one validation pass over them). Valid only for the dump of the recorded size and
 // mtime and for this format version; anything else, or any inconsistency, means "rebuild".
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
+#include "analysis.h"
 #include "heap_index.h"
 
 namespace analysis::detail {
@@ -139,62 +143,152 @@ std::span<const uint8_t> bytes_of(std::span<const T> s) {
 
 }  // namespace
 
-void save_index(const std::string& path, const HeapIndex& index, const DumpIdentity& dump) {
-  std::vector<uint8_t> meta = encode_meta(index);
-  std::span<const uint8_t> parts[kSections] = {
-      bytes_of(index.node_offset),   bytes_of(index.node_class),  bytes_of(index.node_size8),
-      bytes_of(index.edge_begin),    bytes_of(index.edge_target), bytes_of(index.weak_edges),
-      bytes_of(index.roots),         bytes_of(index.idom),        bytes_of(index.retained),
-      std::span<const uint8_t>(meta)};
-  FileHeader h{};
-  std::memcpy(h.magic, kMagic, 8);
-  h.version = kVersion;
-  h.endian_mark = kEndianMark;
-  h.dump_size = dump.size;
-  h.dump_mtime_ns = dump.mtime_ns;
-  h.id_size = index.header.id_size;
-  h.node_count = index.node_count;
-  h.timestamp_ms = index.header.timestamp_ms;
-  const IndexCounts& c = index.counts;
-  uint64_t counts[5] = {c.unresolved_roots, c.dangling_refs, c.duplicate_ids, c.strongly_reachable,
-                        c.weakly_reachable};
-  std::memcpy(h.counts, counts, sizeof counts);
-  h.class_class = index.class_class;
-  h.class_count = static_cast<uint32_t>(index.classes.size());
-  uint64_t offset = sizeof(FileHeader);
-  Checksum sum;
-  static const uint8_t zeros[8] = {};
-  for (int i = 0; i < kSections; ++i) {
-    h.sections[i] = {offset, parts[i].size()};
-    sum.add(parts[i].data(), parts[i].size());
-    offset += (parts[i].size() + 7) & ~uint64_t{7};
-  }
-  h.index_size = offset;
-  sum.add(&h, sizeof h);
-  h.checksum = sum.value();
+namespace {
 
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // a read-only directory: analyse without saving
-  bool ok = true;
-  auto write_all = [&](const void* data, size_t size) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    while (ok && size > 0) {
-      ssize_t w = ::write(fd, p, size);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        ok = false;
-      else
-        p += w, size -= static_cast<size_t>(w);
-    }
-  };
-  write_all(&h, sizeof h);
-  for (int i = 0; i < kSections; ++i) {
-    write_all(parts[i].data(), parts[i].size());
-    write_all(zeros, ((parts[i].size() + 7) & ~size_t{7}) - parts[i].size());
+uint64_t align8(uint64_t n) {
+  return (n + 7) & ~uint64_t{7};
+}
+
+bool write_all_at(int fd, const void* data, size_t size, uint64_t offset) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    ssize_t w = ::pwrite(fd, p, size, static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w, size -= static_cast<size_t>(w), offset += static_cast<uint64_t>(w);
   }
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  return true;
+}
+
+// A scratch file nobody else sees, unlinked at once: beside `near` (the index path), or in
+// $TMPDIR (else /tmp) when `near` is empty.
+int scratch_file(const std::string& near) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string pattern = near.empty()
+                            ? std::string(dir && *dir ? dir : "/tmp") + "/jvmprof-index-XXXXXX"
+                            : near + ".scratch-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd >= 0) ::unlink(name.data());
+  return fd;
+}
+
+}  // namespace
+
+IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
+                           uint32_t node_count, uint64_t max_edges)
+    : n_(node_count), max_edges_(max_edges), dump_(dump) {
+  // The fixed-size sections first, the references (whose count is only bounded until the objects
+  // are read) last, so the small sections can follow wherever the references end.
+  const uint64_t n = node_count;
+  const std::pair<SectionId, uint64_t> order[] = {
+      {kNodeOffset, 8 * n},        {kNodeClass, 4 * n}, {kNodeSize8, 4 * n},
+      {kEdgeBegin, 8 * (n + 1)},   {kIdom, 4 * n},      {kRetained, 8 * n},
+      {kEdgeTarget, 4 * max_edges}};
+  uint64_t at = sizeof(FileHeader);
+  for (auto [id, bytes] : order) {
+    offset_[id] = at;
+    at += align8(bytes);
+  }
+  reserved_ = at;
+  if (save) {
+    tmp_path_ = index_path + ".tmp." + std::to_string(::getpid());
+    int fd = ::open(tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0 && open_file(fd)) {
+      final_path_ = index_path;
+      return;
+    }
+    if (fd >= 0) ::unlink(tmp_path_.c_str());  // a full or read-only disk: analyse without saving
+    tmp_path_.clear();
+  }
+  // Beside the dump first: $TMPDIR may be a tmpfs, whose pages cannot simply be dropped.
+  if (open_file(scratch_file(index_path))) return;
+  if (open_file(scratch_file(std::string()))) return;
+  if (open_file(::memfd_create("jvmprof-index", MFD_CLOEXEC))) return;
+  throw Error("cannot reserve " + std::to_string(reserved_) +
+              " bytes for the index (in a file or in memory): " + std::strerror(errno));
+}
+
+bool IndexBuilder::open_file(int fd) {
+  if (fd < 0) return false;
+  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(reserved_));
+  void* p =
+      err == 0 ? ::mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (p == MAP_FAILED) {
+    if (err != 0) errno = err;
+    int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return false;
+  }
+  fd_ = fd;
+  base_ = static_cast<uint8_t*>(p);
+  return true;
+}
+
+IndexBuilder::~IndexBuilder() {
+  if (base_) ::munmap(base_, reserved_);
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_path_.empty()) ::unlink(tmp_path_.c_str());
+}
+
+void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
+  index.node_count = n_;
+  index.node_offset = node_offset();
+  index.node_class = node_class();
+  index.node_size8 = node_size8();
+  index.edge_begin = edge_begin();
+  index.edge_target = edge_target().first(edge_count);
+  index.idom = idom();
+  index.retained = retained();
+  index.weak_edges = index.owned->weak_edges;
+  index.roots = index.owned->roots;
+  if (saving()) {
+    // The small sections follow the references; then the header, with the checksum of all.
+    std::vector<uint8_t> meta = encode_meta(index);
+    std::span<const uint8_t> parts[kSections] = {
+        bytes_of(index.node_offset),   bytes_of(index.node_class),  bytes_of(index.node_size8),
+        bytes_of(index.edge_begin),    bytes_of(index.edge_target), bytes_of(index.weak_edges),
+        bytes_of(index.roots),         bytes_of(index.idom),        bytes_of(index.retained),
+        std::span<const uint8_t>(meta)};
+    FileHeader h{};
+    std::memcpy(h.magic, kMagic, 8);
+    h.version = kVersion;
+    h.endian_mark = kEndianMark;
+    h.dump_size = dump_.size;
+    h.dump_mtime_ns = dump_.mtime_ns;
+    h.id_size = index.header.id_size;
+    h.node_count = n_;
+    h.timestamp_ms = index.header.timestamp_ms;
+    const IndexCounts& c = index.counts;
+    uint64_t counts[5] = {c.unresolved_roots, c.dangling_refs, c.duplicate_ids,
+                          c.strongly_reachable, c.weakly_reachable};
+    std::memcpy(h.counts, counts, sizeof counts);
+    h.class_class = index.class_class;
+    h.class_count = static_cast<uint32_t>(index.classes.size());
+    for (int i = 0; i < kSections; ++i) h.sections[i] = {offset_[i], parts[i].size()};
+    uint64_t at = align8(offset_[kEdgeTarget] + 4 * edge_count);
+    bool ok = true;
+    for (SectionId i : {kWeakEdges, kRoots, kMeta}) {
+      h.sections[i].offset = at;
+      static const uint8_t zeros[8] = {};
+      const uint64_t pad = align8(parts[i].size()) - parts[i].size();
+      ok = ok && write_all_at(fd_, parts[i].data(), parts[i].size(), at) &&
+           write_all_at(fd_, zeros, pad, at + parts[i].size());
+      at += parts[i].size() + pad;
+    }
+    h.index_size = at;
+    Checksum sum;
+    for (int i = 0; i < kSections; ++i) sum.add(parts[i].data(), parts[i].size());
+    sum.add(&h, sizeof h);
+    h.checksum = sum.value();
+    // The file shrinks to what was used: the reserve beyond it is never touched again.
+    ok = ok && write_all_at(fd_, &h, sizeof h, 0) && ::ftruncate(fd_, static_cast<off_t>(at)) == 0;
+    if (ok && ::rename(tmp_path_.c_str(), final_path_.c_str()) == 0) tmp_path_.clear();
+  }
+  index.mapped = MappedFile::adopt(base_, reserved_);
+  base_ = nullptr;
 }
 
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump) {

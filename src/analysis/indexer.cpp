@@ -1,10 +1,12 @@
 // Builds a HeapIndex from a mapped dump in two streaming passes:
-//   1. records and sub-records front to back: UTF8 names, LOAD CLASS, roots, and the offset and
-//      id of every object (instances, arrays, class dumps); every length is checked here;
+//   1. records and sub-records front to back: UTF8 names, LOAD CLASS, roots, and the offset of
+//      every object (instances, arrays, class dumps); every length is checked here;
 //   2. objects in file order again (offsets ascending): class, shallow size and references,
 //      resolved through an open-addressing id -> node table, into CSR arrays.
 // Then the dominator tree and retained sizes. Nothing is copied from the dump but what the
-// index keeps.
+// index keeps, and the index's arrays are written straight into the mapped index file
+// (IndexBuilder), so the only large anonymous memory is the id table in pass 2 and the
+// dominator pass's working arrays, one after the other.
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -156,12 +158,17 @@ class Indexer {
   Indexer(std::span<const uint8_t> file, const ProgressFn& progress)
       : file_(file), progress_(progress) {}
 
-  HeapIndex build() {
+  HeapIndex build(const std::string& index_path, bool save, const DumpIdentity& dump) {
     read_header();
     scan_records();
     if (node_offset_.size() >= kNone - 1)
       throw Error("dump has more than 4294967293 objects, the analyzer's limit");
-    index_.node_count = static_cast<uint32_t>(node_offset_.size());
+    const uint32_t n = static_cast<uint32_t>(node_offset_.size());
+    index_.node_count = n;
+    out_ = std::make_unique<IndexBuilder>(index_path, save, dump, n, max_edges_);
+    std::copy(node_offset_.begin(), node_offset_.end(), out_->node_offset().begin());
+    std::vector<uint64_t>().swap(node_offset_);
+    offset_ = out_->node_offset();
     std::sort(utf8_.begin(), utf8_.end(),
               [](const Utf8Ref& a, const Utf8Ref& b) { return a.id < b.id; });
     std::sort(load_class_.begin(), load_class_.end());
@@ -173,9 +180,9 @@ class Indexer {
     resolve_roots();
     if (progress_) progress_("reading objects", 0, 1);
     read_objects();
-    node_id_ = {};
-    id_table_ = {};
     compute_dominators_and_retained();
+    if (out_->saving() && progress_) progress_("saving index", 0, 1);
+    out_->finish(index_, edge_count_);
     return std::move(index_);
   }
 
@@ -232,9 +239,10 @@ class Indexer {
     }
   }
 
-  void add_node(uint64_t offset, uint64_t id) {
+  // Every object's id follows its sub-record tag; the id table reads it from there.
+  void add_node(uint64_t offset, uint64_t max_edges) {
     node_offset_.push_back(offset);
-    node_id_.push_back(id);
+    max_edges_ += max_edges;
   }
 
   void scan_heap_dump(Cursor& c) {
@@ -255,33 +263,34 @@ class Indexer {
       switch (tag) {
         case kSubClassDump: {
           ClassDumpHead h;
+          uint64_t refs = 0;
           read_class_dump(
-              c, h, [](uint64_t, const char*, uint64_t) {}, [](uint64_t, uint8_t) {});
+              c, h, [&](uint64_t, const char*, uint64_t) { ++refs; }, [](uint64_t, uint8_t) {});
           class_nodes_.push_back(static_cast<uint32_t>(node_offset_.size()));
-          add_node(start, h.class_id);
+          add_node(start, refs);
           break;
         }
         case kSubInstance: {
-          uint64_t id = c.id("object id");
+          c.id("object id");
           c.u4("stack trace serial");
           c.id("class id");
           uint32_t length = c.u4("field data length");
           c.skip(length, "field data");
-          add_node(start, id);
+          add_node(start, length / id_size_ + 1);  // reference fields and the class
           break;
         }
         case kSubObjArray: {
-          uint64_t id = c.id("array id");
+          c.id("array id");
           c.u4("stack trace serial");
           uint32_t count = c.u4("element count");
           c.id("array class id");
           c.need_items(count, id_size_, "elements");
           c.skip(uint64_t{count} * id_size_, "elements");
-          add_node(start, id);
+          add_node(start, uint64_t{count} + 1);
           break;
         }
         case kSubPrimArray: {
-          uint64_t id = c.id("array id");
+          c.id("array id");
           c.u4("stack trace serial");
           uint32_t count = c.u4("element count");
           uint8_t type = c.u1("element type");
@@ -290,7 +299,7 @@ class Indexer {
             c.fail("invalid primitive array type " + std::to_string(type));
           c.need_items(count, size, "elements");
           c.skip(uint64_t{count} * size, "elements");
-          add_node(start, id);
+          add_node(start, 1);
           break;
         }
         default: {
@@ -343,8 +352,8 @@ class Indexer {
     std::vector<uint64_t> super_ids;
     std::vector<uint32_t> own_vm(class_nodes_.size());
     for (uint32_t node : class_nodes_) {
-      Cursor c(file_, node_offset_[node] + 1, file_.size(), id_size_);
-      c.set_record("CLASS DUMP", node_offset_[node]);
+      Cursor c(file_, offset_[node] + 1, file_.size(), id_size_);
+      c.set_record("CLASS DUMP", offset_[node]);
       ClassInfo info;
       ClassDumpHead h;
       uint32_t vm = 0;
@@ -375,8 +384,8 @@ class Indexer {
       size_t depth = 0;
       for (uint32_t k = i; k != kNone; k = classes[k].super) {
         if (++depth > dumped) {
-          Cursor c(file_, node_offset_[classes[i].object], file_.size(), id_size_);
-          c.set_record("CLASS DUMP", node_offset_[classes[i].object]);
+          Cursor c(file_, offset_[classes[i].object], file_.size(), id_size_);
+          c.set_record("CLASS DUMP", offset_[classes[i].object]);
           c.fail("superclass chain of " + classes[i].name + " is a cycle");
         }
         const bool is_reference = classes[k].name == "java.lang.ref.Reference";
@@ -438,15 +447,19 @@ class Indexer {
 
   static uint64_t hash(uint64_t id) { return id * 0x9E3779B97F4A7C15ull; }
 
+  // Home slot of an id: the hash scaled to the table's size (any size, not a power of two, so
+  // the table is 1.5 slots per object, 24 bytes, whatever the count).
+  uint64_t home(uint64_t id) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(hash(id)) * id_slots_) >> 64);
+  }
+
   void build_id_table() {
-    uint64_t capacity = 16;
-    while (capacity < node_id_.size() + node_id_.size() / 2) capacity <<= 1;
-    id_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(capacity));
-    id_mask_ = capacity - 1;
-    id_table_.assign(capacity, IdSlot{0, kNone, 0});
-    for (uint32_t v = 0; v < node_id_.size(); ++v) {
-      const uint64_t id = node_id_[v];
-      for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
+    const uint32_t n = index_.node_count;
+    id_slots_ = uint64_t{n} + n / 2 + 16;
+    id_table_.assign(id_slots_, IdSlot{0, kNone, 0});
+    for (uint32_t v = 0; v < n; ++v) {
+      const uint64_t id = load_be(file_.data() + offset_[v] + 1, id_size_);
+      for (uint64_t slot = home(id);; slot = slot + 1 == id_slots_ ? 0 : slot + 1) {
         IdSlot& at = id_table_[slot];
         if (at.node == kNone) {
           at = {id, v, 0};
@@ -457,15 +470,14 @@ class Indexer {
           break;
         }
       }
-      report("indexing ids", v, node_id_.size());
+      report("indexing ids", v, n);
     }
-    std::vector<uint64_t>().swap(node_id_);  // the table holds the ids now
   }
 
   // The id is kept in the slot, so a lookup costs one cache miss, not two.
   uint32_t node_of(uint64_t id) const {
     if (id == 0) return kNone;
-    for (uint64_t slot = hash(id) >> id_shift_;; slot = (slot + 1) & id_mask_) {
+    for (uint64_t slot = home(id);; slot = slot + 1 == id_slots_ ? 0 : slot + 1) {
       const IdSlot& at = id_table_[slot];
       if (at.node == kNone || at.id == id) return at.node;
     }
@@ -473,25 +485,30 @@ class Indexer {
 
   // ---- pass 2 ----
 
+  void push_edge(uint32_t target) {
+    // Pass 1 counted every reference slot, so this cannot overflow; checked all the same.
+    if (edge_count_ == max_edges_) throw Error("internal error: more references than counted");
+    edge_target_[edge_count_++] = target;
+  }
+
   void add_edge(uint64_t id) {
     uint32_t target = node_of(id);
     if (target != kNone)
-      owned_->edge_target.push_back(target);
+      push_edge(target);
     else if (id != 0)
       ++index_.counts.dangling_refs;
   }
 
   void read_objects() {
     const uint32_t n = index_.node_count;
-    owned_->node_class.resize(n);
-    owned_->node_size8.resize(n);
-    owned_->edge_begin.resize(static_cast<size_t>(n) + 1);
-    owned_->edge_target.reserve(2 * static_cast<size_t>(n));
+    std::span<uint32_t> node_class = out_->node_class(), node_size8 = out_->node_size8();
+    std::span<uint64_t> edge_begin = out_->edge_begin();
+    edge_target_ = out_->edge_target();
     auto& classes = index_.classes;
     const uint32_t ids = id_size_;
     for (uint32_t v = 0; v < n; ++v) {
-      owned_->edge_begin[v] = owned_->edge_target.size();
-      const uint64_t start = node_offset_[v];
+      edge_begin[v] = edge_count_;
+      const uint64_t start = offset_[v];
       const uint8_t* p = file_.data() + start;
       switch (p[0]) {
         case kSubInstance: {
@@ -501,21 +518,21 @@ class Indexer {
           uint32_t k = class_index(class_id);
           if (k == kNone) {
             k = undumped_class(class_id, ClassKind::kInstance);
-            owned_->node_size8[v] = size8(12 + uint64_t{length});
+            node_size8[v] = size8(12 + uint64_t{length});
           } else {
             if (length != classes[k].data_size)
               fail_at(start, "INSTANCE DUMP", start,
                       "field data is " + std::to_string(length) + " bytes but the layout of " +
                           classes[k].name + " needs " + std::to_string(classes[k].data_size));
-            owned_->node_size8[v] = classes[k].instance_size / 8;
+            node_size8[v] = classes[k].instance_size / 8;
             for (uint32_t off : ref_offsets_[k]) add_edge(load_be(data + off, ids));
             if (referent_offset_[k] != kNone) {
               uint32_t target = node_of(load_be(data + referent_offset_[k], ids));
               if (target != kNone) owned_->weak_edges.push_back({v, target});
             }
-            if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+            if (classes[k].object != kNone) push_edge(classes[k].object);
           }
-          owned_->node_class[v] = k;
+          node_class[v] = k;
           break;
         }
         case kSubObjArray: {
@@ -524,19 +541,19 @@ class Indexer {
           const uint8_t* data = p + 1 + 2 * ids + 8;
           uint32_t k = class_index(class_id);
           if (k == kNone) k = undumped_class(class_id, ClassKind::kObjectArray);
-          owned_->node_class[v] = k;
-          owned_->node_size8[v] = size8(16 + 4 * uint64_t{count});
+          node_class[v] = k;
+          node_size8[v] = size8(16 + 4 * uint64_t{count});
           for (uint32_t i = 0; i < count; ++i) add_edge(load_be(data + uint64_t{i} * ids, ids));
-          if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+          if (classes[k].object != kNone) push_edge(classes[k].object);
           break;
         }
         case kSubPrimArray: {
           const uint32_t count = load_u4(p + 1 + ids + 4);
           const uint8_t type = p[1 + ids + 8];
           const uint32_t k = prim_class_[type];
-          owned_->node_class[v] = k;
-          owned_->node_size8[v] = size8(16 + uint64_t{dump_value_size(type, ids)} * count);
-          if (classes[k].object != kNone) owned_->edge_target.push_back(classes[k].object);
+          node_class[v] = k;
+          node_size8[v] = size8(16 + uint64_t{dump_value_size(type, ids)} * count);
+          if (classes[k].object != kNone) push_edge(classes[k].object);
           break;
         }
         case kSubClassDump: {
@@ -554,8 +571,8 @@ class Indexer {
                 add_edge(id);
               },
               [](uint64_t, uint8_t) {});
-          owned_->node_class[v] = index_.class_class;
-          owned_->node_size8[v] =
+          node_class[v] = index_.class_class;
+          node_size8[v] =
               size8(uint64_t{classes[index_.class_class].instance_size} + h.static_vm_bytes);
           break;
         }
@@ -564,10 +581,8 @@ class Indexer {
       }
       report("reading objects", v, n);
     }
-    owned_->edge_begin[n] = owned_->edge_target.size();
-    // The id table is done with; free it before the references are copied to their exact size.
+    edge_begin[n] = edge_count_;
     std::vector<IdSlot>().swap(id_table_);
-    owned_->edge_target.shrink_to_fit();
   }
 
   void resolve_roots() {
@@ -589,19 +604,15 @@ class Indexer {
   }
 
   void compute_dominators_and_retained() {
-    owned_->node_offset = std::move(node_offset_);
-    index_.point_at_owned();
     std::vector<uint32_t> root_nodes;
     root_nodes.reserve(owned_->roots.size());
     for (const RootEntry& r : owned_->roots) root_nodes.push_back(r.node);
-    Graph g{index_.node_count, index_.edge_begin, index_.edge_target};
-    DominatorResult d =
-        compute_dominators(g, root_nodes, index_.weak_edges, index_.node_size8, 8, progress_);
-    owned_->idom = std::move(d.idom);
-    owned_->retained = std::move(d.retained);
-    index_.counts.strongly_reachable = d.strongly_reachable;
-    index_.counts.weakly_reachable = d.weakly_reachable;
-    index_.point_at_owned();
+    Graph g{index_.node_count, out_->edge_begin(), out_->edge_target().first(edge_count_)};
+    uint32_t strong = 0, weak = 0;
+    compute_dominators(g, root_nodes, owned_->weak_edges, out_->node_size8(), 8, progress_,
+                       {out_->idom(), out_->retained(), &strong, &weak});
+    index_.counts.strongly_reachable = strong;
+    index_.counts.weakly_reachable = weak;
   }
 
   void report(const char* phase, uint64_t done, uint64_t total) {
@@ -614,11 +625,16 @@ class Indexer {
   uint64_t records_start_ = 0;
   HeapIndex index_;
   HeapIndex::Owned* owned_ = nullptr;
+  std::unique_ptr<IndexBuilder> out_;
+  std::span<const uint64_t> offset_;  // node -> dump offset, in the index file once pass 1 ends
+  uint64_t max_edges_ = 0;            // reference slots counted in pass 1
+  uint64_t edge_count_ = 0;
+  std::span<uint32_t> edge_target_;
 
   std::vector<Utf8Ref> utf8_;
   std::vector<std::pair<uint64_t, uint64_t>> load_class_;  // class id, name id
   std::vector<RawRoot> roots_;
-  std::vector<uint64_t> node_offset_, node_id_;
+  std::vector<uint64_t> node_offset_;  // pass 1 only
   std::vector<uint32_t> class_nodes_;
   std::vector<std::pair<uint64_t, uint32_t>> class_ids_;  // sorted: class id -> class index
   std::vector<std::vector<uint32_t>> ref_offsets_;        // per class: reference field offsets
@@ -631,26 +647,14 @@ class Indexer {
     uint32_t pad;
   };
   std::vector<IdSlot> id_table_;
-  unsigned id_shift_ = 60;
-  uint64_t id_mask_ = 15;
+  uint64_t id_slots_ = 1;
 };
 
 }  // namespace
 
-void HeapIndex::point_at_owned() {
-  node_offset = owned->node_offset;
-  node_class = owned->node_class;
-  node_size8 = owned->node_size8;
-  edge_begin = owned->edge_begin;
-  edge_target = owned->edge_target;
-  weak_edges = owned->weak_edges;
-  roots = owned->roots;
-  idom = owned->idom;
-  retained = owned->retained;
-}
-
-HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress) {
-  return Indexer(file, progress).build();
+HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
+                      const std::string& index_path, bool save, const DumpIdentity& dump) {
+  return Indexer(file, progress).build(index_path, save, dump);
 }
 
 const char* primitive_name(uint8_t type) {

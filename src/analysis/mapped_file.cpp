@@ -98,6 +98,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
+MappedFile MappedFile::adopt(const uint8_t* data, size_t size) {
+  MappedFile file;
+  file.data_ = data;
+  file.size_ = size;
+  return file;
+}
+
 bool MappedFile::is_gzip(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   unsigned char magic[2] = {0, 0};

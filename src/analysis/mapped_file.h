@@ -19,6 +19,8 @@ class MappedFile {
   // Throws Error if the file cannot be opened or mapped (or decompressed).
   static MappedFile open(const std::string& path, bool decompress_gzip);
   static bool is_gzip(const std::string& path);
+  // Takes over a mapping made elsewhere (unmapped by the destructor).
+  static MappedFile adopt(const uint8_t* data, size_t size);
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   bool empty() const { return size_ == 0; }

@@ -4,8 +4,19 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace analysis::detail {
+
+namespace {
+
+double cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+}  // namespace
 
 Progress::Progress(bool wanted)
     : enabled_(wanted && ::isatty(STDERR_FILENO)),
@@ -18,6 +29,7 @@ Progress::~Progress() {
   if (timings_) {
     auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::fprintf(stderr, "phase-times:%s end=%.3f\n", timeline_.c_str(), s);
+    std::fprintf(stderr, "phase-cpu:%s end=%.3f\n", cpu_timeline_.c_str(), cpu_seconds());
   }
 }
 
@@ -28,6 +40,8 @@ void Progress::update(const char* phase, uint64_t done, uint64_t total) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "=%.3f", s);
     timeline_ += " '" + phase_ + "'" + buf;
+    std::snprintf(buf, sizeof buf, "=%.3f", cpu_seconds());
+    cpu_timeline_ += " '" + phase_ + "'" + buf;
   }
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -248,6 +249,37 @@ TEST(SavedIndex, ReusedWhileTheDumpIsUnchangedRebuiltWhenStaleOrCorrupt) {
   // A truncated index too.
   std::filesystem::resize_file(index, size / 2);
   EXPECT_FALSE(HeapDump::open(path)->summary().index_reused);
+}
+
+// The index is built inside its own file (a temporary renamed into place) or, without saving, a
+// scratch file unlinked at once: either way nothing but the dump and its index is left beside it.
+TEST(SavedIndex, BuiltInPlaceLeavingNothingElseBehind) {
+  NodeHeap heap({8, hprof::Version::k1_0_2, 2'000'000'000});
+  const std::string dir = temp_path("in-place");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/nodes.hprof";
+  heap.dump.write(path);
+  auto entries = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  auto scratch = HeapDump::open(path, {.use_index_file = false});
+  EXPECT_EQ(scratch->object(heap.array)->retained_bytes, 184u);
+  EXPECT_EQ(scratch->paths_to(heap.n1, 1).at(0).at(1).via, "static items");
+  EXPECT_EQ(entries(), (std::vector<std::string>{"nodes.hprof"}));
+  auto saved = HeapDump::open(path);
+  EXPECT_FALSE(saved->summary().index_reused);
+  EXPECT_EQ(saved->object(heap.array)->retained_bytes, 184u);
+  EXPECT_EQ(entries(), (std::vector<std::string>{"nodes.hprof", "nodes.hprof.jvmprof-index"}));
+  auto reused = HeapDump::open(path);
+  EXPECT_TRUE(reused->summary().index_reused);
+  EXPECT_EQ(reused->class_histogram().size(), saved->class_histogram().size());
+  EXPECT_EQ(reused->summary().reachable_objects, scratch->summary().reachable_objects);
+  EXPECT_EQ(reused->paths_to(heap.n1, 1).at(0).at(1).via, "static items");
 }
 
 TEST(Gzip, CompressedDumpGivesTheSameAnswers) {
