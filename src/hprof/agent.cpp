@@ -24,6 +24,7 @@ namespace hprof::agent {
 namespace {
 
 JVMPI_Interface* g_jvmpi = nullptr;
+JVMPI_ExtInterface* g_jvmpi_ext = nullptr;
 
 // The class of the object a RequestEvent(OBJECT_ALLOC) on this thread asked about.
 thread_local bool t_expect_requested_alloc = false;
@@ -237,6 +238,8 @@ jint start(JavaVM* vm, char* text) {
     return JNI_ERR;
   }
   set_jvmpi(table);
+  JVMPI_ExtInterface* ext = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&ext), JVMPI_EXT_VERSION_1) == JNI_OK) g_jvmpi_ext = ext;
   Profile& p = profile();
   std::string message;
   // Start-up errors end the process with status 1 after one line saying why, as JDK 8 did,
@@ -295,6 +298,9 @@ JVMPI_Interface* jvmpi() {
 }
 void set_jvmpi(JVMPI_Interface* table) {
   g_jvmpi = table;
+}
+JVMPI_ExtInterface* jvmpi_ext() {
+  return g_jvmpi_ext;
 }
 
 Profile& profile() {

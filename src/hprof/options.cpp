@@ -77,6 +77,17 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     }
     return true;
   }
+  if (name == "sampler") {
+    if (value == "cputime") {
+      o.sampler = SamplerKind::kCpuTime;
+    } else if (value == "suspend") {
+      o.sampler = SamplerKind::kSuspend;
+    } else {
+      error = "option sampler takes cputime or suspend, not '" + value + "'";
+      return false;
+    }
+    return true;
+  }
   if (name == "format") {
     if (value != "a" && value != "b") {
       error = "option format takes a or b, not '" + value + "'";
@@ -200,6 +211,7 @@ Option Name and Value  Description                    Default
 ---------------------  -----------                    -------
 heap=dump|sites|all    heap profiling                 all
 cpu=samples|times|old  CPU usage                      off
+sampler=cputime|suspend cpu=samples: how sampled      cputime
 monitor=y|n            monitor contention             n
 format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
@@ -227,6 +239,8 @@ Examples
 
 Notes
 -----
+  - cpu=samples takes a sample each time a thread has used interval ms of CPU, where the thread
+    is (sampler=cputime); sampler=suspend suspends threads in turn, as JDK 8 did.
   - format=b cannot be combined with monitor=y.
   - format=b cannot be combined with cpu=old or cpu=times.
   - -Xrunhprof:[help]|[<option>=<value>, ...] is the same as

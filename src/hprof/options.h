@@ -7,12 +7,16 @@
 namespace hprof::agent {
 
 enum class CpuMode { kOff, kSamples, kTimes, kOld };
+// Where cpu=samples gets its samples: per-thread CPU-time timers and AsyncGetCallTrace (the JVMPI
+// extension), or JDK 8's suspend + ThreadHasRun + GetCallTrace.
+enum class SamplerKind { kCpuTime, kSuspend };
 
 struct Options {
   bool help = false;
   bool heap_dump = false;    // heap=dump|all
   bool alloc_sites = false;  // heap=sites|all
   CpuMode cpu = CpuMode::kOff;
+  SamplerKind sampler = SamplerKind::kCpuTime;
   bool monitor = false;
   bool binary = false;  // format=b
   std::string file;     // as given ("" = default name)

@@ -1,0 +1,27 @@
+#include "extension_interface.h"
+
+#include "cpu_sampling.h"
+
+namespace jvmpi {
+namespace {
+
+JVMPI_ExtInterface make_table() {
+  JVMPI_ExtInterface t{};
+  t.version = JVMPI_EXT_VERSION_1;
+  t.size = static_cast<jint>(sizeof t);
+  t.StartCpuSampling = cpu_sampling::start;
+  t.StopCpuSampling = cpu_sampling::stop;
+  t.DrainCpuSamples = cpu_sampling::drain;
+  t.GetCpuSamplingStats = cpu_sampling::stats;
+  t.CpuSamplingFailureName = cpu_sampling::failure_name;
+  return t;
+}
+
+}  // namespace
+
+JVMPI_ExtInterface& extension_interface() {
+  static JVMPI_ExtInterface table = make_table();
+  return table;
+}
+
+}  // namespace jvmpi
