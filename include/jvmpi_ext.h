@@ -34,28 +34,28 @@ extern "C" {
  * Why a signal found no stack to record. The first eleven are the codes HotSpot's
  * AsyncGetCallTrace stores in num_frames (negated: kind k is code -k; kind 0 is a thread running
  * no Java code); the rest are the runtime's own. */
-#define JVMPI_EXT_FAIL_NO_JAVA_FRAME 0      /* the thread ran only native or VM code */
-#define JVMPI_EXT_FAIL_NO_CLASS_LOAD 1      /* class load events were off (runtime bug) */
-#define JVMPI_EXT_FAIL_GC_ACTIVE 2          /* a collection was moving things */
-#define JVMPI_EXT_FAIL_UNKNOWN_NOT_JAVA 3   /* in the VM, state not walkable */
+#define JVMPI_EXT_FAIL_NO_JAVA_FRAME 0    /* the thread ran only native or VM code */
+#define JVMPI_EXT_FAIL_NO_CLASS_LOAD 1    /* class load events were off (runtime bug) */
+#define JVMPI_EXT_FAIL_GC_ACTIVE 2        /* a collection was moving things */
+#define JVMPI_EXT_FAIL_UNKNOWN_NOT_JAVA 3 /* in the VM, state not walkable */
 #define JVMPI_EXT_FAIL_NOT_WALKABLE_NOT_JAVA 4
-#define JVMPI_EXT_FAIL_UNKNOWN_JAVA 5       /* in Java code the walker did not recognize */
-#define JVMPI_EXT_FAIL_NOT_WALKABLE_JAVA 6  /* in Java code, frame not walkable yet */
+#define JVMPI_EXT_FAIL_UNKNOWN_JAVA 5      /* in Java code the walker did not recognize */
+#define JVMPI_EXT_FAIL_NOT_WALKABLE_JAVA 6 /* in Java code, frame not walkable yet */
 #define JVMPI_EXT_FAIL_UNKNOWN_STATE 7
-#define JVMPI_EXT_FAIL_THREAD_EXIT 8        /* the thread was ending */
-#define JVMPI_EXT_FAIL_DEOPT 9              /* in deoptimization */
-#define JVMPI_EXT_FAIL_SAFEPOINT 10         /* at a safepoint */
-#define JVMPI_EXT_FAIL_OTHER_CODE 11        /* a code this list does not name */
-#define JVMPI_EXT_FAIL_NO_ENV 12            /* signal on a thread not attached to the VM */
-#define JVMPI_EXT_FAIL_BUFFER_FULL 13       /* stack taken, but no room left: dropped */
+#define JVMPI_EXT_FAIL_THREAD_EXIT 8  /* the thread was ending */
+#define JVMPI_EXT_FAIL_DEOPT 9        /* in deoptimization */
+#define JVMPI_EXT_FAIL_SAFEPOINT 10   /* at a safepoint */
+#define JVMPI_EXT_FAIL_OTHER_CODE 11  /* a code this list does not name */
+#define JVMPI_EXT_FAIL_NO_ENV 12      /* signal on a thread not attached to the VM */
+#define JVMPI_EXT_FAIL_BUFFER_FULL 13 /* stack taken, but no room left: dropped */
 #define JVMPI_EXT_FAIL_KINDS 14
 
 typedef struct {
-  jlong signals;          /* timer signals handled while sampling was on */
-  jlong samples_taken;    /* signals that recorded a stack */
+  jlong signals;       /* timer signals handled while sampling was on */
+  jlong samples_taken; /* signals that recorded a stack */
   jlong samples_delivered;
-  jlong threads_armed;    /* threads whose CPU timer was set up, in total */
-  jlong arm_failures;     /* threads whose timer could not be created */
+  jlong threads_armed;                  /* threads whose CPU timer was set up, in total */
+  jlong arm_failures;                   /* threads whose timer could not be created */
   jlong failures[JVMPI_EXT_FAIL_KINDS]; /* signals that recorded nothing, by kind */
 } JVMPIExt_CpuSamplingStats;
 

@@ -25,7 +25,8 @@ bool CpuSampler::start() {
   if (options_.sampler == SamplerKind::kCpuTime) {
     JVMPI_ExtInterface* ext = jvmpi_ext();
     const jlong interval_ns = static_cast<jlong>(options_.interval_ms) * 1000000;
-    cpu_time_ = ext != nullptr && ext->StartCpuSampling(interval_ns, options_.depth) == JVMPI_SUCCESS;
+    cpu_time_ =
+        ext != nullptr && ext->StartCpuSampling(interval_ns, options_.depth) == JVMPI_SUCCESS;
     if (!cpu_time_) {
       std::fprintf(stderr,
                    "hprof: warning: CPU-time sampling is not available here; using "

@@ -252,7 +252,8 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
         if (slot->num_frames > 0) {
           JVMPI_CallFrame* out = &frames[n * SampleRing::kMaxDepth];
           std::copy_n(slot->frames, slot->num_frames, out);
-          batch[n] = JVMPIExt_CpuSample{{slot->env, slot->num_frames, out}, interval * slot->weight};
+          batch[n] =
+              JVMPIExt_CpuSample{{slot->env, slot->num_frames, out}, interval * slot->weight};
           ++n;
         }
         ring->release(slot);
@@ -287,11 +288,20 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
 }
 
 const char* JNICALL failure_name(jint kind) {
-  static constexpr const char* kNames[JVMPI_EXT_FAIL_KINDS] = {
-      "no_java_frame",      "no_class_load",  "gc_active",         "unknown_not_java",
-      "not_walkable_not_java", "unknown_java", "not_walkable_java", "unknown_state",
-      "thread_exit",        "deopt",          "safepoint",         "other_code",
-      "no_env",             "buffer_full"};
+  static constexpr const char* kNames[JVMPI_EXT_FAIL_KINDS] = {"no_java_frame",
+                                                               "no_class_load",
+                                                               "gc_active",
+                                                               "unknown_not_java",
+                                                               "not_walkable_not_java",
+                                                               "unknown_java",
+                                                               "not_walkable_java",
+                                                               "unknown_state",
+                                                               "thread_exit",
+                                                               "deopt",
+                                                               "safepoint",
+                                                               "other_code",
+                                                               "no_env",
+                                                               "buffer_full"};
   return kind >= 0 && kind < JVMPI_EXT_FAIL_KINDS ? kNames[kind] : nullptr;
 }
 
@@ -328,12 +338,16 @@ void on_vm_death() {
     stats(&s, sizeof s);
     std::string failures;
     for (int k = 0; k < JVMPI_EXT_FAIL_KINDS; ++k) {
-      if (s.failures[k] != 0) failures += " " + std::string(failure_name(k)) + "=" + std::to_string(s.failures[k]);
+      if (s.failures[k] != 0)
+        failures += " " + std::string(failure_name(k)) + "=" + std::to_string(s.failures[k]);
     }
-    std::fprintf(stderr, "jvmpi: cpu sampler: signals=%lld taken=%lld delivered=%lld threads=%lld arm_failures=%lld%s\n",
+    std::fprintf(stderr,
+                 "jvmpi: cpu sampler: signals=%lld taken=%lld delivered=%lld threads=%lld "
+                 "arm_failures=%lld%s\n",
                  static_cast<long long>(s.signals), static_cast<long long>(s.samples_taken),
-                 static_cast<long long>(s.samples_delivered), static_cast<long long>(s.threads_armed),
-                 static_cast<long long>(s.arm_failures), failures.c_str());
+                 static_cast<long long>(s.samples_delivered),
+                 static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
+                 failures.c_str());
   }
 }
 

@@ -110,6 +110,9 @@ TEST_P(OptionsTest, Heap) {
 TEST_P(OptionsTest, Cpu) {
   CheckOption("cpu", {"samples", "y", "times", "old"}, {"fast", "", "n"});
 }
+TEST_P(OptionsTest, Sampler) {
+  CheckOption("sampler", {"cputime", "suspend"}, {"signal", "", "Suspend"});
+}
 TEST_P(OptionsTest, Monitor) {
   CheckOption("monitor", {"y", "n"}, {"maybe", "yes", ""});
 }

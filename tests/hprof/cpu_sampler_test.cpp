@@ -1,0 +1,191 @@
+// cpu=samples with the runtime's CPU-time sampler (the default; sampler=cputime): known answers
+// from hproftest.CpuSplit, whose main thread reports the CPU each of its three methods took, and
+// robustness runs (hproftest.SamplerStress) that must end cleanly with a well-formed profile.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include "hprof_test.h"
+
+namespace hproftest {
+namespace {
+
+class CpuSamplerTest : public HprofTest {};
+
+// Fields "name=value" of the line starting with `tag` in `text`.
+std::map<std::string, double> Fields(const std::string& text, const std::string& tag) {
+  std::map<std::string, double> out;
+  for (const std::string& line : SplitLines(text)) {
+    if (line.rfind(tag, 0) != 0) continue;
+    static const std::regex kField(R"((\w+)=(-?[0-9.]+))");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), kField);
+         it != std::sregex_iterator(); ++it) {
+      out[(*it)[1]] = std::stod((*it)[2]);
+    }
+  }
+  return out;
+}
+
+bool TraceHas(const Trace* t, const std::string& text) {
+  if (t == nullptr) return false;
+  for (const TraceFrame& f : t->frames) {
+    if (f.method.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Runs CpuSplit for 2 s of main-thread CPU at `interval_ms` and checks the known answers.
+void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, int interval_ms) {
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const auto truth = Fields(run.out, "CPUSPLIT");
+  ASSERT_EQ(truth.count("cpu_ns"), 1u) << run.describe();
+  const auto sampler = Fields(run.err, "jvmpi: cpu sampler:");
+  ASSERT_EQ(sampler.count("signals"), 1u) << "no sampler statistics\n" << run.describe();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u) << run.describe();
+  const auto main_thread = p.thread_serial("main");
+  ASSERT_TRUE(main_thread.has_value());
+
+  std::map<std::string, uint64_t> by_thread;  // samples per thread name
+  std::map<std::string, uint64_t> work;       // main-thread samples per work method
+  uint64_t main_samples = 0, native_samples = 0;
+  std::map<unsigned, std::string> names;
+  for (const ThreadStart& t : p.thread_starts) names[t.id] = t.name;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    const Trace* t = p.trace(r.trace);
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->thread.has_value()) << "thread=y: TRACE " << r.trace << " names no thread";
+    by_thread[names[*t->thread]] += r.count;
+    if (t->thread != main_thread) continue;
+    main_samples += r.count;
+    const std::string top = p.top_method(r.trace);
+    if (top.rfind("hproftest.CpuSplit.work", 0) == 0) work[top.substr(top.size() - 1)] += r.count;
+    if (TraceHas(t, "sun.management.ThreadImpl.getThreadTotalCpuTime")) native_samples += r.count;
+  }
+  const double work_samples = static_cast<double>(work["A"] + work["B"] + work["C"]);
+  ASSERT_GT(work_samples, 0) << run.describe();
+  const double work_cpu = truth.at("cpu_a") + truth.at("cpu_b") + truth.at("cpu_c");
+  // The split among the three methods. 2 points of the truth, unless the number of signals is too
+  // small for binomial noise alone to stay within that (at 10 ms, 2 s give ~200 signals: one
+  // standard error is ~3.5 points at 60 %); then 3.5 standard errors.
+  const double signals = std::min(
+      work_samples, sampler.at("signals") * work_samples / std::max(1.0, double(main_samples)));
+  for (const char* m : {"A", "B", "C"}) {
+    const double want =
+        truth.at(std::string("cpu_") + static_cast<char>(std::tolower(*m))) / work_cpu;
+    const double got = static_cast<double>(work[m]) / work_samples;
+    const double tolerance = std::max(0.02, 3.5 * std::sqrt(want * (1 - want) / signals));
+    EXPECT_NEAR(got, want, tolerance) << "work" << m << " at interval=" << interval_ms << " ms ("
+                                      << work_samples << " samples, " << signals << " signals)\n"
+                                      << run.describe();
+  }
+  // The native call between work calls takes well under 1 % of the CPU (measured ~0.5 %): a
+  // sampler that waits for the next safepoint or transition piles samples up on it.
+  EXPECT_LE(static_cast<double>(native_samples), 0.02 * static_cast<double>(main_samples))
+      << native_samples << " of " << main_samples << " main-thread samples in the native call";
+  // Idle threads use no CPU and get no samples.
+  for (const char* idle : {"Sleeper", "Holder", "Blocked"}) {
+    ASSERT_TRUE(p.thread_serial(idle).has_value()) << "no THREAD START for " << idle;
+    EXPECT_EQ(by_thread[idle], 0u) << idle << " was charged with CPU samples";
+  }
+  // Samples follow CPU time: samples x interval matches the main thread's CPU within 10 %.
+  const double sampled_ns = static_cast<double>(main_samples) * interval_ms * 1e6;
+  EXPECT_NEAR(sampled_ns / truth.at("cpu_ns"), 1.0, 0.10)
+      << main_samples << " samples x " << interval_ms << " ms vs " << truth.at("cpu_ns") / 1e6
+      << " ms of main-thread CPU";
+  (void)test;
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10ms) {
+  JavaCommand command =
+      Command("cpu=samples,interval=10,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  CheckSplit(*this, run, ReadProfile(), 10);
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1ms) {
+  JavaCommand command =
+      Command("cpu=samples,interval=1,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  CheckSplit(*this, run, ReadProfile(), 1);
+}
+
+// The -Xrunhprof: spelling takes the same options.
+TEST_P(CpuSamplerTest, XrunSpellingSamplesTheSameWay) {
+  JavaCommand command;
+  command.vm_args = {"-Xrunhprof:cpu=samples,interval=10,thread=y,cutoff=0"};
+  command.main_class = "hproftest.CpuSplit";
+  command.args = {"500"};
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_NE(run.err.find("jvmpi: cpu sampler:"), std::string::npos)
+      << "-Xrunhprof did not use the CPU-time sampler\n"
+      << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  EXPECT_EQ(p.cpu_samples[0].rows.at(0).name.rfind("hproftest.CpuSplit.work", 0), 0u);
+}
+
+// sampler=suspend is JDK 8's way: the runtime's CPU-time sampler is never started.
+TEST_P(CpuSamplerTest, SamplerSuspendKeepsTheOldWay) {
+  JavaCommand command =
+      Command("cpu=samples,sampler=suspend,interval=10,thread=y", "hproftest.CpuSplit", {"500"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_EQ(run.err.find("jvmpi: cpu sampler:"), std::string::npos) << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  EXPECT_GT(p.cpu_samples[0].total, 10u);
+}
+
+// Deep recursion, native code, thread churn, class unloading and exit with samples in flight: the
+// run ends normally with every sample in a well-formed profile.
+TEST_P(CpuSamplerTest, SurvivesDeepStacksNativeCodeThreadChurnUnloadingAndExit) {
+  JavaCommand command = Command("cpu=samples,interval=1,depth=8,cutoff=0",
+                                "hproftest.SamplerStress", {}, {"-Xlog:class+unload=info"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ASSERT_NE(run.out.find("STRESS DONE"), std::string::npos) << run.describe();
+  EXPECT_NE(run.out.find("SamplerStress$Payload"), std::string::npos)
+      << "no class was unloaded, so unloading was not exercised\n"
+      << run.describe();
+  const auto stats = Fields(run.err, "jvmpi: cpu sampler:");
+  ASSERT_EQ(stats.count("taken"), 1u) << run.describe();
+  const auto done = Fields(run.out, "STRESS DONE");
+  ASSERT_EQ(done.count("churn"), 1u) << run.describe();
+  EXPECT_GE(stats.at("threads"), done.at("churn")) << "the short-lived threads were not all armed";
+  EXPECT_EQ(stats.count("arm_failures") ? stats.at("arm_failures") : 0, 0);
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  bool deep = false, native = false, churn_or_payload = false;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    const Trace* t = p.trace(r.trace);
+    ASSERT_NE(t, nullptr);
+    if (t->frames.size() == 8 && TraceHas(t, "SamplerStress.deepBurn") &&
+        TraceHas(t, "SamplerStress.burn")) {
+      deep = true;
+    }
+    if (TraceHas(t, "java.util.zip.Deflater.deflate")) native = true;
+    if (TraceHas(t, "SamplerStress$Payload.run") || TraceHas(t, "SamplerStress.lambda$main$1")) {
+      churn_or_payload = true;
+    }
+  }
+  EXPECT_TRUE(deep) << "no sample of the deep recursion";
+  EXPECT_TRUE(native) << "no sample of the thread in zlib";
+  EXPECT_TRUE(churn_or_payload) << "no sample of the short-lived threads or unloaded classes";
+}
+
+INSTANTIATE_FOR_JDKS(CpuSamplerTest);
+
+}  // namespace
+}  // namespace hproftest
