@@ -331,6 +331,9 @@ void JNICALL on_class_load(jvmtiEnv*, JNIEnv*, jthread, jclass) {
 
 void on_vm_death() {
   stop();
+}
+
+void report_stats() {
   // For benchmarks and diagnosis: what the sampler did, in one line.
   if (const char* want = std::getenv("JVMPI_SAMPLER_STATS");
       want != nullptr && *want == '1' && g_ring.load() != nullptr) {

@@ -25,5 +25,8 @@ void on_thread_end(JNIEnv* jni);
 void on_class_prepare(jclass klass);
 void JNICALL on_class_load(jvmtiEnv*, JNIEnv*, jthread, jclass);
 void on_vm_death();
+// With JVMPI_SAMPLER_STATS=1 in the environment, prints the counters on one stderr line (after the
+// agent's JVM_SHUT_DOWN, so its last drain is counted).
+void report_stats();
 
 }  // namespace jvmpi::cpu_sampling

@@ -55,6 +55,7 @@ void JNICALL on_vm_death(jvmtiEnv*, JNIEnv* jni) {
   gc_events::stop();
   data_requests::stop();
   gate::shut_down(jni);
+  cpu_sampling::report_stats();
 }
 
 void profiler_exit(jint code) {

@@ -185,6 +185,36 @@ TEST_P(CpuSamplerTest, SurvivesDeepStacksNativeCodeThreadChurnUnloadingAndExit) 
   EXPECT_TRUE(churn_or_payload) << "no sample of the short-lived threads or unloaded classes";
 }
 
+// Virtual threads: a sample taken on a carrier while a virtual thread is mounted shows the virtual
+// thread's frames, and names the carrier (the thread JVMPI agents know).
+TEST_P(CpuSamplerTest, VirtualThreadsShowTheirOwnFrames) {
+  const RunResult run = Run("cpu=samples,thread=y,depth=6,cutoff=0", "hproftest.VirtualSpin");
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  if (run.out.find("NO VIRTUAL THREADS") != std::string::npos) {
+    GTEST_SKIP() << "JDK " << GetParam() << " has no virtual threads";
+  }
+  ASSERT_NE(run.out.find("VIRTUALSPIN DONE 10000"), std::string::npos) << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  std::map<unsigned, std::string> names;
+  for (const ThreadStart& t : p.thread_starts) names[t.id] = t.name;
+  uint64_t total = 0, spin = 0, spin_on_carriers = 0;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    total += r.count;
+    if (p.top_method(r.trace) != "hproftest.VirtualSpin.spin") continue;
+    spin += r.count;
+    const Trace* t = p.trace(r.trace);
+    if (t != nullptr && t->thread.has_value() && names[*t->thread].rfind("ForkJoinPool-", 0) == 0) {
+      spin_on_carriers += r.count;
+    }
+  }
+  ASSERT_GT(total, 0u);
+  EXPECT_GE(static_cast<double>(spin), 0.9 * static_cast<double>(total))
+      << spin << " of " << total << " samples have VirtualSpin.spin on top";
+  EXPECT_EQ(spin_on_carriers, spin) << "samples of virtual threads name their carrier thread";
+}
+
 INSTANTIATE_FOR_JDKS(CpuSamplerTest);
 
 }  // namespace
