@@ -73,6 +73,22 @@ typedef struct {
 typedef void(JNICALL* JVMPIExt_CpuSampleHandler)(void* arg, const JVMPIExt_CpuSample* samples,
                                                  jint count);
 
+/* ---- Sampled allocations ----
+ * One allocation in about every `interval` bytes a thread allocates (JVMTI's SampledObjectAlloc:
+ * the sampling points are drawn at random, so each byte is equally likely to be picked). `event`
+ * is an OBJECT_ALLOC event as JVMPI delivers it (env_id, arena, class, is_array, size, obj_id;
+ * the object is tagged, so OBJECT_FREE will name it when it dies). The weights are unbiased
+ * estimates of what the sample stands for: an object of `size` bytes is picked with probability
+ * p = 1 - exp(-size / interval), so weight_objects = 1 / p and weight_bytes = size / p. */
+typedef struct {
+  JVMPI_Event event;
+  jlong weight_bytes;
+  jlong weight_objects;
+} JVMPIExt_AllocSample;
+
+/* Called on the allocating thread, like a JVMPI event (GetCallTrace(env_id) gives the site). */
+typedef void(JNICALL* JVMPIExt_AllocSampleHandler)(void* arg, const JVMPIExt_AllocSample* sample);
+
 typedef struct JVMPI_ExtInterface {
   jint version; /* JVMPI_EXT_VERSION_1 */
   jint size;    /* sizeof the table as the runtime built it */
@@ -93,6 +109,16 @@ typedef struct JVMPI_ExtInterface {
   jint(JNICALL* GetCpuSamplingStats)(JVMPIExt_CpuSamplingStats* stats, jint size);
   /* A short name for a failure kind ("gc_active", ...), or NULL. */
   const char*(JNICALL* CpuSamplingFailureName)(jint kind);
+
+  /* Starts sampled allocations at a mean of `interval_bytes` (1 KiB to 1 GiB; JVMTI's default is
+   * 512 KiB), calling `handler(arg, sample)` for each. Works alongside exact OBJECT_ALLOC: while
+   * that is enabled every allocation reaches the runtime anyway, and it picks the samples itself
+   * with the same statistics. JVMPI_SUCCESS, JVMPI_NOT_AVAILABLE (no SampledObjectAlloc in this
+   * VM) or JVMPI_FAIL (bad arguments). Calling it again changes interval and handler. */
+  jint(JNICALL* StartAllocationSampling)(jint interval_bytes, JVMPIExt_AllocSampleHandler handler,
+                                         void* arg);
+  /* Stops them; no handler call starts after it returns. */
+  jint(JNICALL* StopAllocationSampling)(void);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

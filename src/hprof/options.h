@@ -22,6 +22,7 @@ struct Options {
   std::string file;     // as given ("" = default name)
   std::string net_host;
   int net_port = 0;
+  int sample_bytes = 0;  // heap=sites,sample=<bytes>: sampled allocations; 0 = every allocation
   int depth = 4;
   int interval_ms = 10;
   double cutoff = 0.0001;

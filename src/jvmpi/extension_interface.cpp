@@ -1,5 +1,6 @@
 #include "extension_interface.h"
 
+#include "allocation_events.h"
 #include "cpu_sampling.h"
 
 namespace jvmpi {
@@ -14,6 +15,8 @@ JVMPI_ExtInterface make_table() {
   t.DrainCpuSamples = cpu_sampling::drain;
   t.GetCpuSamplingStats = cpu_sampling::stats;
   t.CpuSamplingFailureName = cpu_sampling::failure_name;
+  t.StartAllocationSampling = allocation_events::start_sampling;
+  t.StopAllocationSampling = allocation_events::stop_sampling;
   return t;
 }
 

@@ -215,6 +215,48 @@ TEST_P(CpuSamplerTest, VirtualThreadsShowTheirOwnFrames) {
   EXPECT_EQ(spin_on_carriers, spin) << "samples of virtual threads name their carrier thread";
 }
 
+// heap=sites,sample=: estimated allocated bytes per class within 10 % of the exact count (the same
+// program under exact heap=sites) for every class with at least 10 MB allocated.
+TEST_P(CpuSamplerTest, SampledAllocationSitesEstimateBytesPerClass) {
+  auto bytes_per_class = [](const Profile& p) {
+    std::map<std::string, double> out;
+    for (const SiteRow& r : p.sites.at(0).rows)
+      out[r.class_name] += static_cast<double>(r.alloc_bytes);
+    return out;
+  };
+  const RunResult exact_run = Run("heap=sites,depth=2,cutoff=0", "hproftest.AllocKnown");
+  ASSERT_TRUE(exact_run.exited(0)) << exact_run.describe();
+  const Profile exact = ReadProfile();
+  ASSERT_WELL_FORMED(exact, exact_run);
+  ASSERT_EQ(exact.sites.size(), 1u);
+  EXPECT_EQ(ReadFile(path("java.hprof.txt")).find("estimates from"), std::string::npos);
+
+  // 8 KiB: ~1,000 samples per 10 MB, so 10 % is over 3 standard errors.
+  const RunResult run =
+      Run("heap=sites,sample=8k,depth=2,cutoff=0,file=sampled.txt", "hproftest.AllocKnown");
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string text = ReadFile(path("sampled.txt"));
+  EXPECT_NE(text.find("SITES BEGIN (ordered by live bytes, estimates from allocations sampled "
+                      "every 8192 bytes)"),
+            std::string::npos)
+      << "the SITES header does not say the counts are estimates";
+  const Profile sampled = ParseProfile(text);
+  ASSERT_EQ(sampled.sites.size(), 1u) << run.describe();
+
+  const auto truth = bytes_per_class(exact);
+  const auto estimate = bytes_per_class(sampled);
+  int checked = 0;
+  for (const auto& [name, bytes] : truth) {
+    if (bytes < 10e6) continue;
+    ++checked;
+    const auto it = estimate.find(name);
+    ASSERT_NE(it, estimate.end()) << name << " missing from the sampled sites";
+    EXPECT_NEAR(it->second / bytes, 1.0, 0.10)
+        << name << ": " << it->second << " estimated vs " << bytes << " exact";
+  }
+  EXPECT_EQ(checked, 3) << "AllocKnown allocates three classes of over 10 MB";
+}
+
 INSTANTIATE_FOR_JDKS(CpuSamplerTest);
 
 }  // namespace
