@@ -10,10 +10,12 @@
  * (AsyncGetCallTrace in a per-thread CPU timer's signal), drained by this agent's system thread;
  * otherwise, or with sampler=suspend, the thread samples the JDK 1.2 way (SuspendThread,
  * ThreadHasRun, GetCallTrace). With alloc=<bytes> it also receives sampled allocations and
- * reports the estimated bytes allocated per class.
+ * reports the estimated bytes allocated per class; exact_alloc=y adds JVMPI's exact OBJECT_ALLOC
+ * events beside them, so each class shows both.
  *
  * Options: file=<path> (default: standard error), interval=<ms> (default 10),
- * sampler=cputime|suspend (default cputime when available), alloc=<bytes> (default off).
+ * sampler=cputime|suspend (default cputime when available), alloc=<bytes> (default off),
+ * exact_alloc=y|n (default n).
  */
 #include <jvmpi.h>
 #include <jvmpi_ext.h>
@@ -30,6 +32,7 @@ static JVMPI_ExtInterface* ext; /* NULL when the runtime has no extensions */
 static int use_cpu_time = 1;    /* sampler=cputime (if ext allows) */
 static int cpu_time_on;         /* StartCpuSampling succeeded */
 static int alloc_interval;      /* alloc=<bytes>; 0 = off */
+static int exact_alloc;         /* exact_alloc=y */
 static JVMPI_RawMonitor lock;
 static FILE* out;
 static int interval_ms = 10;
@@ -64,8 +67,10 @@ struct class_entry {
   char* name;
   long long est_bytes;
   long samples;
+  long long exact_bytes;
 };
 static struct class_entry classes[CLASS_SLOTS];
+static struct class_entry primitive_arrays[16]; /* by type code: they have no class ID */
 
 static struct class_entry* class_slot(jobjectID id) {
   size_t h = ((size_t)id >> 3) * 2654435761u;
@@ -120,6 +125,46 @@ static void charge(JNIEnv* env, const JVMPI_CallFrame* top, long count) {
   total_samples += count;
 }
 
+static const char* primitive_array_name(jint type) {
+  switch (type) {
+    case JVMPI_BOOLEAN:
+      return "boolean[]";
+    case JVMPI_CHAR:
+      return "char[]";
+    case JVMPI_FLOAT:
+      return "float[]";
+    case JVMPI_DOUBLE:
+      return "double[]";
+    case JVMPI_BYTE:
+      return "byte[]";
+    case JVMPI_SHORT:
+      return "short[]";
+    case JVMPI_INT:
+      return "int[]";
+    case JVMPI_LONG:
+      return "long[]";
+    default:
+      return "?[]";
+  }
+}
+
+/* The entry an OBJECT_ALLOC(-shaped) event counts in: its class, or for arrays of a primitive
+ * type (which have no class ID) an entry per type. Caller holds lock. */
+static struct class_entry* alloc_entry(const JVMPI_Event* ev) {
+  jint type = ev->u.obj_alloc.is_array;
+  struct class_entry* c;
+  if (type != JVMPI_NORMAL_OBJECT && type != JVMPI_CLASS) {
+    if (type < 0 || type >= 16) return NULL;
+    c = &primitive_arrays[type];
+    if (c->name == NULL) c->name = strdup(primitive_array_name(type));
+    return c;
+  }
+  if (ev->u.obj_alloc.class_id == NULL) return NULL;
+  c = class_slot(ev->u.obj_alloc.class_id);
+  if (c != NULL && c->id == NULL) c->id = ev->u.obj_alloc.class_id;
+  return c;
+}
+
 /* The runtime's CPU-time samples, drained on our sampler thread. */
 static void JNICALL on_cpu_samples(void* arg, const JVMPIExt_CpuSample* samples, jint count) {
   jlong interval_ns = (jlong)interval_ms * 1000000;
@@ -140,9 +185,8 @@ static void JNICALL on_alloc_sample(void* arg, const JVMPIExt_AllocSample* s) {
   struct class_entry* c;
   (void)arg;
   jvmpi->RawMonitorEnter(lock);
-  c = class_slot(s->event.u.obj_alloc.class_id);
+  c = alloc_entry(&s->event);
   if (c != NULL) {
-    if (c->id == NULL) c->id = s->event.u.obj_alloc.class_id; /* arrays of primitives: no class */
     c->est_bytes += s->weight_bytes;
     c->samples++;
   }
@@ -257,13 +301,14 @@ static void write_report(void) {
     }
   }
   if (alloc_interval > 0) {
-    fprintf(out, "\nSampled allocations (every ~%d bytes), estimated bytes per class:\n",
-            alloc_interval);
-    for (size_t i = 0; i < CLASS_SLOTS; i++) {
-      struct class_entry* c = &classes[i];
-      if (c->samples == 0) continue;
-      fprintf(out, "  %14lld  %6ld samples  %s\n", c->est_bytes, c->samples,
-              c->name != NULL ? c->name : "<array of a primitive type>");
+    fprintf(out, "\nSampled allocations (every ~%d bytes), bytes per class:\n", alloc_interval);
+    fprintf(out, "  %14s  %14s  %8s  %s\n", "estimated", exact_alloc ? "exact" : "-", "samples",
+            "class");
+    for (size_t i = 0; i < CLASS_SLOTS + 16; i++) {
+      struct class_entry* c = i < CLASS_SLOTS ? &classes[i] : &primitive_arrays[i - CLASS_SLOTS];
+      if (c->samples == 0 && c->exact_bytes == 0) continue;
+      fprintf(out, "  %14lld  %14lld  %8ld  %s\n", c->est_bytes, c->exact_bytes, c->samples,
+              c->name != NULL ? c->name : "?");
     }
   }
   fflush(out);
@@ -289,6 +334,11 @@ static void notify_event(JVMPI_Event* ev) {
     case JVMPI_EVENT_THREAD_END: {
       struct thread_entry* t = find_thread(ev->env_id);
       if (t != NULL) t->alive = 0;
+      break;
+    }
+    case JVMPI_EVENT_OBJECT_ALLOC: {
+      struct class_entry* c = alloc_entry(ev);
+      if (c != NULL) c->exact_bytes += ev->u.obj_alloc.size;
       break;
     }
     case JVMPI_EVENT_GC_FINISH:
@@ -354,6 +404,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
       interval_ms = atoi(opt + 9) > 0 ? atoi(opt + 9) : 10;
     } else if (strcmp(opt, "sampler=suspend") == 0 || strcmp(opt, "sampler=cputime") == 0) {
       use_cpu_time = strcmp(opt, "sampler=cputime") == 0;
+    } else if (strcmp(opt, "exact_alloc=y") == 0 || strcmp(opt, "exact_alloc=n") == 0) {
+      exact_alloc = opt[12] == 'y';
     } else if (strncmp(opt, "alloc=", 6) == 0) {
       alloc_interval = atoi(opt + 6);
       if (alloc_interval < 1024) {
@@ -378,6 +430,10 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
     if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) {
       fprintf(stderr, "sample agent: event %d not available\n", (int)events[i]);
     }
+  }
+  if (exact_alloc && jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL) != JVMPI_SUCCESS) {
+    fprintf(stderr, "sample agent: OBJECT_ALLOC not available\n");
+    return JNI_ERR;
   }
   if (alloc_interval > 0 &&
       ext->StartAllocationSampling(alloc_interval, on_alloc_sample, NULL) != JVMPI_SUCCESS) {
