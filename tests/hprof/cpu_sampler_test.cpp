@@ -257,6 +257,35 @@ TEST_P(CpuSamplerTest, SampledAllocationSitesEstimateBytesPerClass) {
   EXPECT_EQ(checked, 3) << "AllocKnown allocates three classes of over 10 MB";
 }
 
+// The sample agent (src/sample-agent) uses the extensions: its CPU samples come from the CPU-time
+// sampler, and with exact OBJECT_ALLOC on beside sampled allocations (the runtime then picks the
+// samples itself from the one JVMTI callback) its estimates match the exact bytes within 10 %.
+TEST_P(CpuSamplerTest, SampleAgentUsesTheExtensionsAlongsideExactAllocations) {
+  const std::string agent = LibDir() + "/../src/sample-agent/libjvmpi_sample.so";
+  ASSERT_TRUE(FileExists(agent)) << agent;
+  JavaCommand command;
+  command.vm_args = {"-agentpath:" + LibDir() + "/libjvmpi.so=" + agent +
+                     ":alloc=8192,exact_alloc=y,file=" + path("agent.txt")};
+  command.main_class = "hproftest.AllocKnown";
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string report = ReadFile(path("agent.txt"));
+  EXPECT_NE(report.find("samples in all, CPU-time sampler"), std::string::npos) << report;
+  const size_t table = report.find("Sampled allocations (every ~8192 bytes)");
+  ASSERT_NE(table, std::string::npos) << report;
+  int checked = 0;
+  static const std::regex kRow(R"(^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$)");
+  for (const std::string& line : SplitLines(report.substr(table))) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kRow)) continue;
+    const double estimated = std::stod(m[1]), exact = std::stod(m[2]);
+    if (exact < 10e6) continue;
+    ++checked;
+    EXPECT_NEAR(estimated / exact, 1.0, 0.10) << line;
+  }
+  EXPECT_EQ(checked, 3) << report;
+}
+
 INSTANTIATE_FOR_JDKS(CpuSamplerTest);
 
 }  // namespace
