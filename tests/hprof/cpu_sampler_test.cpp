@@ -81,10 +81,18 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
                                       << work_samples << " samples, " << signals << " signals)\n"
                                       << run.describe();
   }
-  // The native call between work calls takes well under 1 % of the CPU (measured ~0.5 %): a
-  // sampler that waits for the next safepoint or transition piles samples up on it.
-  EXPECT_LE(static_cast<double>(native_samples), 0.02 * static_cast<double>(main_samples))
-      << native_samples << " of " << main_samples << " main-thread samples in the native call";
+  // The native call between work calls takes about 0.5 % of the CPU on a quiet machine (more on a
+  // loaded one: the program measures it). A sampler that waits for the next safepoint or state
+  // transition piles samples up on it (sampler=suspend: 8 % at 1 ms, 44 % at 10 ms). Allowed: 2 %,
+  // or the measured share plus 3.5 standard errors of the signals taken, whichever is more.
+  ASSERT_EQ(truth.count("native_ns"), 1u) << run.describe();
+  const double native_truth = truth.at("native_ns") / truth.at("cpu_ns");
+  const double native_limit =
+      std::max(0.02, native_truth + 3.5 * std::sqrt(native_truth * (1 - native_truth) / signals));
+  EXPECT_LE(static_cast<double>(native_samples) / static_cast<double>(main_samples), native_limit)
+      << native_samples << " of " << main_samples
+      << " main-thread samples in the native call, which took " << 100 * native_truth
+      << " % of the CPU (" << signals << " signals)";
   // Idle threads use no CPU and get no samples.
   for (const char* idle : {"Sleeper", "Holder", "Blocked"}) {
     ASSERT_TRUE(p.thread_serial(idle).has_value()) << "no THREAD START for " << idle;

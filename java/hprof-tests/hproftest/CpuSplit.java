@@ -10,8 +10,8 @@ import java.util.concurrent.CountDownLatch;
  * and, between calls, the short native call ThreadMXBean.getCurrentThreadCpuTime() (well under 1 %
  * of its CPU). Three threads idle all the while: one sleeping, one holding a lock (asleep inside
  * it), one blocked on that lock. Prints how often each method ran, the CPU each took (the thread's
- * CPU clock read before and after every call: the same native call) and the main thread's CPU
- * time.
+ * CPU clock read before and after every call: the same native call), what the native call costs
+ * (every 16th round reads the clock twice more, back to back) and the main thread's CPU time.
  * Args: the main thread's CPU budget in ms (default 2000).
  */
 public final class CpuSplit {
@@ -79,6 +79,7 @@ public final class CpuSplit {
     SplittableRandom random = new SplittableRandom(12);
     long a = 0, b = 0, c = 0, x = 1;
     long cpuA = 0, cpuB = 0, cpuC = 0;
+    long nativeCalls = 1, probes = 0, probeNs = 0, rounds = 0;
     long cpu = mx.getCurrentThreadCpuTime();
     final long end = cpu + budgetNs;
     while (cpu < end) {
@@ -92,6 +93,15 @@ public final class CpuSplit {
         x = workC(x);
       }
       cpu = mx.getCurrentThreadCpuTime();  // the short native call between work calls
+      nativeCalls++;
+      if ((++rounds & 15) == 0) {
+        // Its cost on this machine now (a loaded host makes the kernel's clock read dearer).
+        final long t0 = mx.getCurrentThreadCpuTime();
+        final long t1 = mx.getCurrentThreadCpuTime();
+        probeNs += t1 - t0;
+        probes++;
+        nativeCalls += 2;
+      }
       if (pick < 60) {
         a++;
         cpuA += cpu - before;
@@ -112,6 +122,7 @@ public final class CpuSplit {
     holder.join();
     blocked.join();
     System.out.println("CPUSPLIT a=" + a + " b=" + b + " c=" + c + " cpu_a=" + cpuA + " cpu_b=" + cpuB
-        + " cpu_c=" + cpuC + " cpu_ns=" + cpuNs);
+        + " cpu_c=" + cpuC + " native_ns=" + (probes > 0 ? nativeCalls * probeNs / probes : 0)
+        + " cpu_ns=" + cpuNs);
   }
 }
