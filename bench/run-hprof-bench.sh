@@ -13,8 +13,10 @@
 # the small tree cpu=times is measured on, default 8), BENCH_ONLY (comma-separated substrings:
 # run only the configurations whose name contains one of them, e.g. BENCH_ONLY=samples,monitor;
 # the no-agent baseline of each tree in use always runs; names: "no agent", "no agent, repeated",
-# "cpu=samples, 10 ms", "cpu=samples, 1 ms", "cpu=samples part: runtime, events ignored",
-# "cpu=samples part: HPROF, no sample taken", "heap=sites", "JVMTI floor of heap=sites",
+# "cpu=samples, 10 ms", "cpu=samples, 1 ms", "cpu=samples sampler=suspend, 10 ms",
+# "cpu=samples sampler=suspend, 1 ms", "cpu=samples part: runtime, events ignored",
+# "cpu=samples part: HPROF, no sample taken", "heap=sites", "heap=sites sample=512k",
+# "JVMTI floor of heap=sites",
 # "JVMTI floor part: event only", "JVMTI floor part: event + tag",
 # "JVMTI floor part: event + trace", "monitor=y", "heap=dump", "no agent (small tree)",
 # "cpu=times (small tree)").

@@ -14,6 +14,7 @@ of each tree they use.
 """
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -49,9 +50,10 @@ def workload(work, jdk, packages, classes, name):
     return files, f"generated tree, {len(files)} classes, {lines} lines ({why})"
 
 
-def run_once(java, lib_dir, hprof, javac_args, work, timeout):
+def run_once(java, lib_dir, hprof, javac_args, work, timeout, counts=None):
     """One javac run; returns (wall seconds or None if killed, CPU seconds (user + system of the
-    child) or None, heap dump seconds or None, ok)."""
+    child) or None, heap dump seconds or None, ok). `counts`, if given, receives "samples" (the
+    CPU SAMPLES total HPROF wrote) and "stacks" (stacks the runtime's CPU-time sampler took)."""
     out = os.path.join(work, "classes")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -67,10 +69,12 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
         cmd.append("-agentlib:hprof=" + hprof + ",file=" + os.path.join(prof, "java.hprof.txt"))
     cmd += ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-proc:none", "-d", out]
     cmd += javac_args
-    env = dict(os.environ, LD_LIBRARY_PATH=lib_dir)
+    # The runtime's CPU-time sampler prints its counters at exit (one stderr line).
+    env = dict(os.environ, LD_LIBRARY_PATH=lib_dir, JVMPI_SAMPLER_STATS="1")
     for k in ("_JAVA_HPROF_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"):
         env.pop(k, None)
     dump = {}
+    tail = []
 
     def watch(stream):
         # "Dumping Java heap ..." then " done.": time between them is the heap dump's.
@@ -79,6 +83,9 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
             c = stream.read(1)
             if not c:
                 return
+            tail.append(c)
+            if len(tail) > 4096:
+                del tail[:2048]
             buf = (buf + c)[-64:]
             if buf.endswith(b"Dumping Java heap ..."):
                 dump["start"] = time.monotonic()
@@ -90,6 +97,17 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout):
         return None, None, None, False
     wall, cpu, rc = result
     d = dump["end"] - dump["start"] if "end" in dump else None
+    if counts is not None:
+        m = re.search(rb"jvmpi: cpu sampler: .*?taken=(\d+)", b"".join(tail))
+        if m:
+            counts["stacks"] = int(m.group(1))
+        try:
+            with open(os.path.join(prof, "java.hprof.txt"), errors="replace") as f:
+                m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)\)", f.read())
+            if m:
+                counts["samples"] = int(m.group(1))
+        except OSError:
+            pass
     return wall, cpu, d, rc == 0
 
 
@@ -122,6 +140,9 @@ def main():
         ("no agent, repeated", "-", "main"),
         ("cpu=samples, 10 ms", "cpu=samples,interval=10", "main"),
         ("cpu=samples, 1 ms", "cpu=samples,interval=1", "main"),
+        # JDK 8's way (suspend, ThreadHasRun, GetCallTrace), beside the CPU-time sampler above.
+        ("cpu=samples sampler=suspend, 10 ms", "cpu=samples,sampler=suspend,interval=10", "main"),
+        ("cpu=samples sampler=suspend, 1 ms", "cpu=samples,sampler=suspend,interval=1", "main"),
         # cpu=samples taken apart: the runtime with an agent that ignores cpu=samples' events,
         # then HPROF with a sampler that never wakes (interval of 11.6 days).
         ("cpu=samples part: runtime, events ignored", "-agentpath:" + os.path.join(
@@ -129,6 +150,7 @@ def main():
             build, "bench", "hprof", "libjvmpibench_ignoring.so"), "main"),
         ("cpu=samples part: HPROF, no sample taken", "cpu=samples,interval=1000000000", "main"),
         ("heap=sites", "heap=sites", "main"),
+        ("heap=sites sample=512k", "heap=sites,sample=512k", "main"),
         # The least any exact allocation-site profiler on JVMTI does per allocation (an event, a
         # tag, a depth-4 stack trace): the floor heap=sites is measured against.
         ("JVMTI floor of heap=sites", floor, "main"),
@@ -193,7 +215,8 @@ def run_all(args, java, lib_dir, configs, trees, work):
             return "?"
 
     load_start = loadavg()
-    res = {name: {"walls": [], "cpus": [], "dumps": [], "notes": [], "dead": False}
+    res = {name: {"walls": [], "cpus": [], "dumps": [], "notes": [], "dead": False,
+                  "samples_rate": [], "stacks_rate": []}
            for name, _, _ in configs}
     for r in range(args.runs):
         log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
@@ -201,8 +224,9 @@ def run_all(args, java, lib_dir, configs, trees, work):
             st = res[name]
             if st["dead"]:
                 continue  # killed in an earlier round: do not spend the cap again
+            counts = {}
             wall, cpu, dump, ok = run_once(java, lib_dir, hprof, tree_args[tree], work,
-                                           args.timeout)
+                                           args.timeout, counts)
             if wall is None:
                 st["dead"] = True
                 st["notes"].append(f"run {r + 1} killed after {args.timeout:.0f} s; "
@@ -213,6 +237,10 @@ def run_all(args, java, lib_dir, configs, trees, work):
                 st["notes"].append(f"run {r + 1}: javac failed")
             st["walls"].append(wall)
             st["cpus"].append(cpu)
+            if cpu and "samples" in counts:
+                st["samples_rate"].append(counts["samples"] / cpu)
+            if cpu and "stacks" in counts:
+                st["stacks_rate"].append(counts["stacks"] / cpu)
             if dump is not None:
                 st["dumps"].append(dump)
             log(f"  {name}: {wall:.2f} s wall, {cpu:.2f} s CPU"
@@ -238,6 +266,11 @@ def run_all(args, java, lib_dir, configs, trees, work):
         walls, cpus = st["walls"], st["cpus"]
         b, bc = base.get(tree), base_cpu.get(tree)
         extra = list(st["notes"])
+        if st["samples_rate"]:
+            extra.append(f"CPU samples per CPU-second: {statistics.median(st['samples_rate']):.0f}")
+        if st["stacks_rate"]:
+            extra.append("stacks taken by the CPU-time sampler per CPU-second: "
+                         f"{statistics.median(st['stacks_rate']):.0f}")
         if st["dumps"]:
             extra.append(f"heap dump itself: median {statistics.median(st['dumps']):.2f} s")
         if walls:

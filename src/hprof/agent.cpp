@@ -24,6 +24,7 @@ namespace hprof::agent {
 namespace {
 
 JVMPI_Interface* g_jvmpi = nullptr;
+JVMPI_ExtInterface* g_jvmpi_ext = nullptr;
 
 // The class of the object a RequestEvent(OBJECT_ALLOC) on this thread asked about.
 thread_local bool t_expect_requested_alloc = false;
@@ -105,6 +106,16 @@ void on_object_alloc(const JVMPI_Event& e, bool requested) {
   Profile& p = profile();
   const SiteKey key{e.u.obj_alloc.is_array, e.u.obj_alloc.class_id, current_trace(e.env_id)};
   p.sites.on_alloc(e.u.obj_alloc.obj_id, key, e.u.obj_alloc.size);
+}
+
+// heap=sites,sample=: a sampled allocation from the runtime, on the allocating thread.
+void JNICALL on_alloc_sample(void*, const JVMPIExt_AllocSample* sample) {
+  const auto& e = sample->event.u.obj_alloc;
+  Profile& p = profile();
+  // The sites recompute the sample's weight from its size (as the runtime did), so that the
+  // object's OBJECT_FREE can take the same amount away.
+  p.sites.on_alloc(e.obj_id, SiteKey{e.is_array, e.class_id, current_trace(sample->event.env_id)},
+                   e.size);
 }
 
 void write_wait_line(const JVMPI_Event& e, bool waited) {
@@ -237,6 +248,8 @@ jint start(JavaVM* vm, char* text) {
     return JNI_ERR;
   }
   set_jvmpi(table);
+  JVMPI_ExtInterface* ext = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&ext), JVMPI_EXT_VERSION_1) == JNI_OK) g_jvmpi_ext = ext;
   Profile& p = profile();
   std::string message;
   // Start-up errors end the process with status 1 after one line saying why, as JDK 8 did,
@@ -270,7 +283,16 @@ jint start(JavaVM* vm, char* text) {
             enable(JVMPI_EVENT_JVM_SHUT_DOWN, "VM shut-down") &&
             enable(JVMPI_EVENT_DATA_DUMP_REQUEST, "dump requests") &&
             enable(JVMPI_EVENT_DATA_RESET_REQUEST, "reset requests");
-  if (ok && p.options.object_tracking()) {
+  if (ok && p.options.sample_bytes > 0) {
+    p.sites.set_sample_interval(p.options.sample_bytes);
+    ok = enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
+    if (ok && (g_jvmpi_ext == nullptr ||
+               g_jvmpi_ext->StartAllocationSampling(p.options.sample_bytes, on_alloc_sample,
+                                                    nullptr) != JVMPI_SUCCESS)) {
+      error("sampled allocations (sample=) are not available with this JVMPI runtime or VM");
+      ok = false;
+    }
+  } else if (ok && p.options.object_tracking()) {
     ok = enable(JVMPI_EVENT_OBJECT_ALLOC, "object allocations") &&
          enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
   }
@@ -295,6 +317,9 @@ JVMPI_Interface* jvmpi() {
 }
 void set_jvmpi(JVMPI_Interface* table) {
   g_jvmpi = table;
+}
+JVMPI_ExtInterface* jvmpi_ext() {
+  return g_jvmpi_ext;
 }
 
 Profile& profile() {

@@ -1,22 +1,40 @@
 #include "allocation_sites.h"
 
+#include <cmath>
+
 namespace hprof::agent {
 
+void AllocationSites::weights(jint size, uint64_t* bytes, uint64_t* objects) const {
+  if (sample_interval_ <= 0) {
+    *bytes = size > 0 ? static_cast<uint64_t>(size) : 0;
+    *objects = 1;
+    return;
+  }
+  // The runtime's estimate (jvmpi_ext.h): picked with p = 1 - exp(-size/interval), the sample
+  // stands for 1/p objects and size/p bytes. Recomputed here from the size, so a free takes away
+  // exactly what the allocation added.
+  const double s = size > 0 ? static_cast<double>(size) : 1.0;
+  const double p = -std::expm1(-s / sample_interval_);
+  *objects = static_cast<uint64_t>(std::llround(1.0 / p));
+  *bytes = static_cast<uint64_t>(std::llround(s / p));
+}
+
 void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) {
-  const uint64_t bytes = size > 0 ? static_cast<uint64_t>(size) : 0;
+  uint64_t bytes = 0, objects = 0;
+  weights(size, &bytes, &objects);
   std::lock_guard lock(mutex_);
   apply_queued_frees();
   auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
   if (inserted) sites_.push_back({key, {}});
   SiteCounts& c = sites_[it->second].counts;
   c.alloc_bytes += bytes;
-  c.alloc_objects += 1;
+  c.alloc_objects += objects;
   c.live_bytes += bytes;
-  c.live_objects += 1;
+  c.live_objects += objects;
   totals_.alloc_bytes += bytes;
-  totals_.alloc_objects += 1;
+  totals_.alloc_objects += objects;
   totals_.live_bytes += bytes;
-  totals_.live_objects += 1;
+  totals_.live_objects += objects;
   objects_.put(object, {it->second, size});
 }
 
@@ -54,16 +72,13 @@ void AllocationSites::apply_queued_frees() const {
 void AllocationSites::apply_free(jobjectID object) {
   TrackedObject freed;
   if (!objects_.remove(object, &freed)) return;
-  const uint64_t bytes = freed.size > 0 ? static_cast<uint64_t>(freed.size) : 0;
+  uint64_t bytes = 0, objects = 0;
+  weights(freed.size, &bytes, &objects);
   SiteCounts& c = sites_[freed.site].counts;
-  if (c.live_objects > 0) {
-    c.live_objects -= 1;
-    c.live_bytes -= std::min(c.live_bytes, bytes);
-  }
-  if (totals_.live_objects > 0) {
-    totals_.live_objects -= 1;
-    totals_.live_bytes -= std::min(totals_.live_bytes, bytes);
-  }
+  c.live_objects -= std::min(c.live_objects, objects);
+  c.live_bytes -= std::min(c.live_bytes, bytes);
+  totals_.live_objects -= std::min(totals_.live_objects, objects);
+  totals_.live_bytes -= std::min(totals_.live_bytes, bytes);
 }
 
 std::vector<Site> AllocationSites::sites() const {

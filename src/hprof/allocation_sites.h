@@ -36,6 +36,11 @@ struct Site {
 
 class AllocationSites {
  public:
+  // heap=sites,sample=<bytes>: allocations arrive as samples, each standing for an estimated
+  // number of objects and bytes (jvmpi_ext.h); frees of sampled objects take the same estimate
+  // away again. 0 (the default): every allocation is reported and counts once.
+  void set_sample_interval(jint bytes) { sample_interval_ = bytes; }
+  jint sample_interval() const { return sample_interval_; }
   void on_alloc(jobjectID object, const SiteKey& key, jint size);
   // Frees arrive in bursts after each collection, from another thread than the allocations: they
   // are queued and applied a batch at a time, so the two threads rarely meet on mutex_. Queued
@@ -58,6 +63,10 @@ class AllocationSites {
   static constexpr size_t kFreeBatch = 4096;
   void apply_queued_frees() const;  // caller holds mutex_
   void apply_free(jobjectID object);
+  // What one reported allocation of `size` bytes counts for.
+  void weights(jint size, uint64_t* bytes, uint64_t* objects) const;
+
+  jint sample_interval_ = 0;
 
   mutable std::mutex mutex_;
   std::vector<Site> sites_;

@@ -1,10 +1,14 @@
-// cpu=samples: the paper's thread-aware sampling. A system thread wakes every `interval` ms and,
-// for each thread that is runnable, suspends it, and if it really ran on a CPU since its last
-// sample (ThreadHasRun), charges one sample to its current trace. Blocked, waiting and sleeping
-// threads are skipped without being suspended.
+// cpu=samples. By default (sampler=cputime) the JVMPI runtime's CPU-time sampler (jvmpi_ext.h)
+// takes a sample each time a thread has used `interval` ms of CPU, where the thread is, and this
+// class's thread drains them into the CPU SAMPLES table. With sampler=suspend it is the paper's
+// thread-aware sampling: a system thread wakes every `interval` ms and, for each thread that is
+// runnable, suspends it, and if it really ran on a CPU since its last sample (ThreadHasRun),
+// charges one sample to its current trace. Blocked, waiting and sleeping threads are skipped
+// without being suspended.
 #pragma once
 
 #include <jvmpi.h>
+#include <jvmpi_ext.h>
 
 #include <atomic>
 
@@ -31,6 +35,9 @@ class CpuSampler {
   static void thread_main(void* arg);
   void run();
   void sample_round(JNIEnv* self);
+  // sampler=cputime: takes the runtime's samples (on this class's thread).
+  void drain();
+  static void JNICALL on_samples(void* arg, const JVMPIExt_CpuSample* samples, jint count);
 
   const Options& options_;
   ThreadTable& threads_;
@@ -38,6 +45,8 @@ class CpuSampler {
   CostTable& costs_;
   JVMPI_RawMonitor lock_ = nullptr;
   std::atomic<bool> enabled_{true};
+  bool cpu_time_ = false;  // the runtime's CPU-time sampler delivers the samples
+  JNIEnv* self_ = nullptr;
   bool stopping_ = false;  // guarded by lock_
   bool running_ = false;   // guarded by lock_
 };

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <jvmpi.h>
+#include <jvmpi_ext.h>
 
 namespace hprof::agent {
 
 JVMPI_Interface* jvmpi();
 void set_jvmpi(JVMPI_Interface* table);
+// The runtime's extensions, or null when it has none.
+JVMPI_ExtInterface* jvmpi_ext();
 
 // Holds a JVMPI raw monitor for a scope.
 class RawLock {

@@ -77,6 +77,17 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     }
     return true;
   }
+  if (name == "sampler") {
+    if (value == "cputime") {
+      o.sampler = SamplerKind::kCpuTime;
+    } else if (value == "suspend") {
+      o.sampler = SamplerKind::kSuspend;
+    } else {
+      error = "option sampler takes cputime or suspend, not '" + value + "'";
+      return false;
+    }
+    return true;
+  }
   if (name == "format") {
     if (value != "a" && value != "b") {
       error = "option format takes a or b, not '" + value + "'";
@@ -105,6 +116,24 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     }
     o.net_host = value.substr(0, colon);
     o.net_port = port;
+    return true;
+  }
+  if (name == "sample") {
+    // <bytes>, or with k or m: 512k, 1m.
+    std::string digits = value;
+    long scale = 1;
+    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) scale = 1024;
+    if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) scale = 1024 * 1024;
+    if (scale != 1) digits.pop_back();
+    int n = 0;
+    std::string ignored;
+    if (!integer(name, digits, 1, n, ignored) || static_cast<long long>(n) * scale < 1024 ||
+        static_cast<long long>(n) * scale > (1LL << 30)) {
+      error =
+          "option sample takes a number of bytes from 1024 to 1g (e.g. 512k), not '" + value + "'";
+      return false;
+    }
+    o.sample_bytes = static_cast<int>(n * scale);
     return true;
   }
   if (name == "depth") return integer(name, value, 0, o.depth, error);
@@ -186,6 +215,10 @@ bool parse_options(const char* text, Options& o, std::string& error) {
     error = "option format=b cannot be used with cpu=times or cpu=old";
     return false;
   }
+  if (o.sample_bytes > 0 && (!o.alloc_sites || o.heap_dump || o.binary)) {
+    error = "option sample= works with heap=sites and format=a only";
+    return false;
+  }
   if (o.cpu == CpuMode::kOld) o.depth = 2;  // the old -prof format is callee/caller pairs
   return true;
 }
@@ -199,7 +232,9 @@ hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]
 Option Name and Value  Description                    Default
 ---------------------  -----------                    -------
 heap=dump|sites|all    heap profiling                 all
+sample=<bytes>         heap=sites: sample allocations off
 cpu=samples|times|old  CPU usage                      off
+sampler=cputime|suspend cpu=samples: how sampled      cputime
 monitor=y|n            monitor contention             n
 format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
@@ -227,6 +262,10 @@ Examples
 
 Notes
 -----
+  - cpu=samples takes a sample each time a thread has used interval ms of CPU, where the thread
+    is (sampler=cputime); sampler=suspend suspends threads in turn, as JDK 8 did.
+  - heap=sites,sample=512k samples one allocation in about every 512 KiB and reports estimated
+    counts (labelled as such); without sample= every allocation is counted.
   - format=b cannot be combined with monitor=y.
   - format=b cannot be combined with cpu=old or cpu=times.
   - -Xrunhprof:[help]|[<option>=<value>, ...] is the same as

@@ -7,17 +7,22 @@
 namespace hprof::agent {
 
 enum class CpuMode { kOff, kSamples, kTimes, kOld };
+// Where cpu=samples gets its samples: per-thread CPU-time timers and AsyncGetCallTrace (the JVMPI
+// extension), or JDK 8's suspend + ThreadHasRun + GetCallTrace.
+enum class SamplerKind { kCpuTime, kSuspend };
 
 struct Options {
   bool help = false;
   bool heap_dump = false;    // heap=dump|all
   bool alloc_sites = false;  // heap=sites|all
   CpuMode cpu = CpuMode::kOff;
+  SamplerKind sampler = SamplerKind::kCpuTime;
   bool monitor = false;
   bool binary = false;  // format=b
   std::string file;     // as given ("" = default name)
   std::string net_host;
   int net_port = 0;
+  int sample_bytes = 0;  // heap=sites,sample=<bytes>: sampled allocations; 0 = every allocation
   int depth = 4;
   int interval_ms = 10;
   double cutoff = 0.0001;

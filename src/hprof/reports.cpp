@@ -98,7 +98,8 @@ void write_sites_report(bool by_allocated, double cutoff) {
   if (p.options.binary) {
     p.binary.alloc_sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated);
   } else {
-    p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated));
+    p.output.write(text::sites(p.classes, p.sites.sites(), p.sites.totals(), cutoff, by_allocated,
+                               p.sites.sample_interval()));
   }
   done();
 }

@@ -170,7 +170,7 @@ std::string site_class_name(const ClassTable& classes, const SiteKey& key) {
 }
 
 std::string sites(const ClassTable& classes, const std::vector<Site>& all, const SiteCounts& totals,
-                  double cutoff, bool by_allocated) {
+                  double cutoff, bool by_allocated, int sample_bytes) {
   std::vector<Site> sorted = all;
   std::sort(sorted.begin(), sorted.end(), [by_allocated](const Site& a, const Site& b) {
     const uint64_t x = by_allocated ? a.counts.alloc_bytes : a.counts.live_bytes;
@@ -179,8 +179,13 @@ std::string sites(const ClassTable& classes, const std::vector<Site>& all, const
     return a.key.trace < b.key.trace;
   });
   const uint64_t total = by_allocated ? totals.alloc_bytes : totals.live_bytes;
+  std::string estimate;
+  if (sample_bytes > 0) {
+    estimate =
+        ", estimates from allocations sampled every " + std::to_string(sample_bytes) + " bytes";
+  }
   std::string out = "SITES BEGIN (ordered by " +
-                    std::string(by_allocated ? "allocated bytes" : "live bytes") + ") " +
+                    std::string(by_allocated ? "allocated bytes" : "live bytes") + estimate + ") " +
                     now_ctime();
   out += "          percent          live          alloc'ed  stack class\n";
   out += " rank   self  accum     bytes objs     bytes  objs trace name\n";

@@ -28,8 +28,10 @@ std::string top_method(const ClassTable& classes, const TraceInfo& trace);
 std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& traces,
                    const Options& options);
 
+// `sample_bytes` > 0: the counts are estimates from allocations sampled about every that many
+// bytes, and the header says so.
 std::string sites(const ClassTable& classes, const std::vector<Site>& sites,
-                  const SiteCounts& totals, double cutoff, bool by_allocated);
+                  const SiteCounts& totals, double cutoff, bool by_allocated, int sample_bytes = 0);
 
 // CPU SAMPLES (count) or CPU TIME (ms; counts are calls).
 std::string cpu_samples(const ClassTable& classes, const TraceTable& traces,

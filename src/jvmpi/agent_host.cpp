@@ -12,6 +12,7 @@
 #include "allocation_events.h"
 #include "class_events.h"
 #include "compiled_method_events.h"
+#include "cpu_sampling.h"
 #include "data_requests.h"
 #include "event_gate.h"
 #include "gc_events.h"
@@ -76,6 +77,7 @@ bool set_callbacks() {
   cb.ThreadStart = thread_events::on_thread_start;
   cb.ThreadEnd = thread_events::on_thread_end;
   cb.ClassPrepare = class_events::on_class_prepare;
+  cb.ClassLoad = cpu_sampling::on_class_load;  // enabled only while CPU-time sampling needs it
   cb.ClassFileLoadHook = class_events::on_class_file_load_hook;
   cb.NativeMethodBind = monitor_events::on_native_method_bind;
   cb.MonitorContendedEnter = monitor_events::on_contended_enter;

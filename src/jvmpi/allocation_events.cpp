@@ -2,11 +2,15 @@
 
 #include <jvmpi.h>
 
+#include <atomic>
+#include <cmath>
 #include <mutex>
+#include <random>
 #include <shared_mutex>
 #include <unordered_map>
 
 #include "class_events.h"
+#include "event_control.h"
 #include "event_gate.h"
 #include "jvmti_access.h"
 #include "object_events.h"
@@ -36,6 +40,25 @@ thread_local bool t_primed = false;
 
 std::shared_mutex g_mutex;
 std::unordered_map<jlong, ClassAllocInfo> g_class_info;  // by the class's tag
+
+// Sampled allocations (extension). The handler and its argument change together under
+// g_sampling_mutex; the allocation path reads them under the shared side, so stop_sampling
+// returns only once no call is in progress.
+std::shared_mutex g_sampling_mutex;
+JVMPIExt_AllocSampleHandler g_sample_handler = nullptr;
+void* g_sample_arg = nullptr;
+std::atomic<jint> g_sample_interval{0};  // 0: off
+std::atomic<bool> g_exact{false};        // OBJECT_ALLOC on: the VM samples every allocation
+
+// With every allocation reaching us, the runtime picks samples itself: each thread counts down a
+// random number of bytes drawn as JVMTI draws them (exponential, mean = the interval).
+thread_local double t_bytes_to_sample = -1;
+thread_local std::minstd_rand t_random{std::random_device{}()};
+
+double draw_bytes_to_sample(jint interval) {
+  std::exponential_distribution<double> next(1.0 / interval);
+  return next(t_random);
+}
 
 ClassAllocInfo compute_info(JNIEnv* jni, jclass klass, jobjectID klass_id) {
   ClassAllocInfo info;
@@ -69,11 +92,13 @@ ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
 
 namespace {
 
-void report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size, jobjectID id) {
+// Fills an OBJECT_ALLOC event; false if the thread's events go to no agent.
+bool make_event(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size, jobjectID id,
+                JVMPI_Event& event) {
   object_events::ensure_heap_arena_announced();
-  if (!thread_events::ensure_known(jni, thread)) return;
+  if (!thread_events::ensure_known(jni, thread)) return false;
   const ClassAllocInfo info = info_of(jni, klass);
-  JVMPI_Event event;  // every field of obj_alloc is set below; zeroing the union costs per object
+  // Every field of obj_alloc is set here; zeroing the union would cost per object.
   event.event_type = JVMPI_EVENT_OBJECT_ALLOC;
   event.env_id = jni;
   auto& e = event.u.obj_alloc;
@@ -82,7 +107,39 @@ void report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong siz
   e.is_array = info.type_code;
   e.size = static_cast<jint>(size);
   e.obj_id = id != nullptr ? id : object_ids::tag_new_object(object);
+  return true;
+}
+
+// Delivers OBJECT_ALLOC; returns the object's ID (null if not delivered).
+jobjectID report(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size,
+                 jobjectID id) {
+  JVMPI_Event event;
+  if (!make_event(jni, thread, object, klass, size, id, event)) return nullptr;
   gate::deliver(&event);
+  return event.u.obj_alloc.obj_id;
+}
+
+// Hands a sampled allocation to the extension's handler, if this allocation is a sample.
+void sample(JNIEnv* jni, jthread thread, jobject object, jclass klass, jlong size, jobjectID id) {
+  const jint interval = g_sample_interval.load(std::memory_order_acquire);
+  if (interval <= 0) return;
+  if (g_exact.load(std::memory_order_relaxed)) {
+    // The VM reports every allocation: pick the samples here.
+    if (t_bytes_to_sample < 0) t_bytes_to_sample = draw_bytes_to_sample(interval);
+    t_bytes_to_sample -= static_cast<double>(size);
+    if (t_bytes_to_sample >= 0) return;
+    // Several sampling points may fall inside one object; it is one sample (as in the VM).
+    while (t_bytes_to_sample < 0) t_bytes_to_sample += draw_bytes_to_sample(interval);
+  }
+  std::shared_lock lock(g_sampling_mutex);
+  if (g_sample_handler == nullptr) return;
+  JVMPIExt_AllocSample s;
+  if (!make_event(jni, thread, object, klass, size, id, s.event)) return;
+  const double bytes = static_cast<double>(size > 0 ? size : 1);
+  const double p = -std::expm1(-bytes / interval);  // 1 - exp(-size/interval), exact for small p
+  s.weight_objects = std::llround(1.0 / p);
+  s.weight_bytes = std::llround(bytes / p);
+  g_sample_handler(g_sample_arg, &s);
 }
 
 }  // namespace
@@ -93,8 +150,10 @@ void JNICALL on_sampled_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, job
     t_primed = true;
     return;
   }
-  if (t_internal_allocations > 0 || !gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) return;
-  report(jni, thread, object, klass, size, nullptr);
+  if (t_internal_allocations > 0) return;
+  jobjectID id = nullptr;
+  if (gate::wants(JVMPI_EVENT_OBJECT_ALLOC)) id = report(jni, thread, object, klass, size, nullptr);
+  sample(jni, thread, object, klass, size, id);
 }
 
 void JNICALL on_vm_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject object,
@@ -137,9 +196,56 @@ void prime_current_thread(JNIEnv* jni) {
   t_priming = false;
 }
 
+namespace {
+
+// The VM's interval: every allocation while OBJECT_ALLOC is on, else the sampled allocations'.
+void apply_interval() {
+  const jint sampled = g_sample_interval.load();
+  const jint interval = g_exact.load() ? kEveryAllocation
+                        : sampled > 0  ? sampled
+                                       : kDefaultSamplingInterval;
+  jvmti_ok(jvmti()->SetHeapSamplingInterval(interval), "SetHeapSamplingInterval");
+}
+
+}  // namespace
+
 void set_tracking(bool on) {
-  jvmti_ok(jvmti()->SetHeapSamplingInterval(on ? kEveryAllocation : kDefaultSamplingInterval),
-           "SetHeapSamplingInterval");
+  g_exact.store(on);
+  apply_interval();
+}
+
+jint JNICALL start_sampling(jint interval_bytes, JVMPIExt_AllocSampleHandler handler, void* arg) {
+  if (handler == nullptr || interval_bytes < 1024 || interval_bytes > (1 << 30)) return JVMPI_FAIL;
+  jvmtiCapabilities caps{};
+  if (jvmti()->GetCapabilities(&caps) != JVMTI_ERROR_NONE ||
+      !caps.can_generate_sampled_object_alloc_events) {
+    return JVMPI_NOT_AVAILABLE;
+  }
+  {
+    std::unique_lock lock(g_sampling_mutex);
+    g_sample_handler = handler;
+    g_sample_arg = arg;
+    g_sample_interval.store(interval_bytes, std::memory_order_release);
+  }
+  apply_interval();
+  event_control::refresh(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+  return JVMPI_SUCCESS;
+}
+
+jint JNICALL stop_sampling() {
+  {
+    std::unique_lock lock(g_sampling_mutex);
+    g_sample_interval.store(0);
+    g_sample_handler = nullptr;
+    g_sample_arg = nullptr;
+  }
+  apply_interval();
+  event_control::refresh(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+  return JVMPI_SUCCESS;
+}
+
+bool sampling_on() {
+  return g_sample_interval.load() > 0;
 }
 
 }  // namespace jvmpi::allocation_events

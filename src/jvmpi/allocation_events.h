@@ -5,6 +5,7 @@
 #pragma once
 
 #include <jni.h>
+#include <jvmpi_ext.h>
 #include <jvmti.h>
 
 namespace jvmpi::allocation_events {
@@ -29,6 +30,12 @@ void set_tracking(bool on);
 
 // Makes the calling thread's sampler take the per-allocation interval at once (see .cpp).
 void prime_current_thread(JNIEnv* jni);
+
+// Sampled allocations for the extension interface (jvmpi_ext.h).
+jint JNICALL start_sampling(jint interval_bytes, JVMPIExt_AllocSampleHandler handler, void* arg);
+jint JNICALL stop_sampling();
+// Whether sampled allocations are on (JVMTI's SampledObjectAlloc must then stay enabled).
+bool sampling_on();
 
 // Drops what was cached about a class that was unloaded.
 void forget_class(jlong class_tag);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocation_events.h"
+#include "cpu_sampling.h"
 #include "event_gate.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
@@ -160,6 +161,7 @@ void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread thread, jclass kla
   // A class prepared by a thread the agent may not hear of (ended, or not yet started) is still
   // announced, as caused by no thread the agent knows.
   const bool started = thread == nullptr || thread_events::ensure_known(jni, thread);
+  cpu_sampling::on_class_prepare(klass);
   jobjectID id = object_ids::id_of(klass);
   if (id == nullptr) return;
   {

@@ -99,6 +99,7 @@ std::mutex g_mutex;
 std::map<jvmtiEvent, bool> g_applied;
 
 bool jvmti_event_needed(jvmtiEvent event) {
+  if (event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC && allocation_events::sampling_on()) return true;
   for (jint type = 1; type <= JVMPI_MAX_EVENT_TYPE_VAL; ++type) {
     if (!gate::is_enabled(type)) continue;
     for (jvmtiEvent e : info_of(type).needs) {
@@ -190,6 +191,11 @@ jint request(jint event_type, void* arg) {
     default:
       return JVMPI_NOT_AVAILABLE;
   }
+}
+
+void refresh(jvmtiEvent event) {
+  std::lock_guard lock(g_mutex);
+  apply(event);
 }
 
 void apply_pending() {

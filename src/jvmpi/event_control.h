@@ -4,6 +4,7 @@
 
 #include <jni.h>
 #include <jvmpi.h>
+#include <jvmti.h>
 
 namespace jvmpi::event_control {
 
@@ -14,5 +15,9 @@ jint request(jint event_type, void* arg);
 // Applies JVMTI notification changes that had to wait for the live phase (JVMTI refuses them in
 // the start phase). Called at VM init.
 void apply_pending();
+
+// Brings one JVMTI event's notification mode in line with what is enabled now (for the
+// extensions, which need JVMTI events outside EnableEvent).
+void refresh(jvmtiEvent event);
 
 }  // namespace jvmpi::event_control

@@ -7,6 +7,7 @@
 
 #include "allocation_events.h"
 #include "class_events.h"
+#include "cpu_sampling.h"
 #include "data_requests.h"
 #include "event_control.h"
 #include "event_gate.h"
@@ -53,9 +54,12 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
 }
 
 void JNICALL on_vm_death(jvmtiEnv*, JNIEnv* jni) {
+  // No sampling signal may reach a thread once the VM starts tearing down.
+  cpu_sampling::on_vm_death();
   gc_events::stop();
   data_requests::stop();
   gate::shut_down(jni);
+  cpu_sampling::report_stats();
 }
 
 void profiler_exit(jint code) {

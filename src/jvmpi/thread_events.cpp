@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_sampling.h"
 #include "event_gate.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
@@ -102,9 +103,11 @@ void JNICALL on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   if (record == nullptr) return;
   if (created && is_internal(jni, thread)) record->internal = true;
   announce(jni, record);
+  cpu_sampling::on_thread_start(jni);
 }
 
 void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
+  cpu_sampling::on_thread_end(jni);  // its timer goes before anything of the thread does
   ThreadRecordPtr record = threads::find(jni);
   if (record != nullptr && !record->internal && gate::wants(JVMPI_EVENT_THREAD_END)) {
     JVMPI_Event event{};

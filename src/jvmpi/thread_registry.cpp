@@ -1,5 +1,8 @@
 #include "thread_registry.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <ctime>
 #include <shared_mutex>
 #include <unordered_map>
@@ -79,6 +82,7 @@ ThreadRecordPtr current(JNIEnv* env, jthread thread, bool* created) {
   // The CPU time consumed before the first suspension is the baseline ThreadHasRun compares with.
   record->cpu_at_last_suspend = own_cpu_time();
   record->cpu_at_previous_suspend = record->cpu_at_last_suspend;
+  if (pthread_getcpuclockid(pthread_self(), &record->cpu_clock) == 0) record->tid = gettid();
   if (thread == nullptr) env->DeleteLocalRef(local);
   {
     std::unique_lock lock(g_mutex);

@@ -5,6 +5,8 @@
 #include <jni.h>
 #include <jvmpi.h>
 #include <jvmti.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <atomic>
 #include <memory>
@@ -40,6 +42,16 @@ struct ThreadRecord {
   // Thread CPU time (ns) at the latest and the previous JVMPI suspension.
   jlong cpu_at_last_suspend = 0;
   jlong cpu_at_previous_suspend = 0;
+
+  // The OS thread and its CPU clock, noted by the thread itself at registration, so the CPU-time
+  // sampler can arm a timer for it from any thread.
+  pid_t tid = 0;
+  clockid_t cpu_clock{};
+  // The sampler's timer (cpu_sampling.cpp), guarded by sampling_mutex.
+  std::mutex sampling_mutex;
+  timer_t cpu_timer{};
+  bool cpu_timer_armed = false;
+  bool sampling_ended = false;  // ThreadEnd came: never arm again
 };
 
 using ThreadRecordPtr = std::shared_ptr<ThreadRecord>;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "extension_interface.h"
 #include "jvmpi_interface.h"
 
 namespace jvmpi::vm_interception {
@@ -31,6 +32,11 @@ jint JNICALL get_env(JavaVM*, void** env, jint version) {
   if (is_jvmpi_version(version)) {
     if (env == nullptr) return JNI_ERR;
     *env = &jvmpi_interface();
+    return JNI_OK;
+  }
+  if (version == JVMPI_EXT_VERSION_1) {
+    if (env == nullptr) return JNI_ERR;
+    *env = &extension_interface();
     return JNI_OK;
   }
   // Versions no interface of this VM has (neither JNI, JVMTI nor JVMPI) are refused as such even

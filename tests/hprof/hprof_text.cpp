@@ -354,7 +354,9 @@ class ProfileParser {
   }
 
   void Sites(size_t i, size_t end) {
-    static const std::regex begin(R"(SITES BEGIN \(ordered by (live|allocated) bytes\) (.*))");
+    // heap=sites,sample=<bytes> labels its counts as estimates.
+    static const std::regex begin(
+        R"(SITES BEGIN \(ordered by (live|allocated) bytes(, estimates from allocations sampled every [0-9]+ bytes)?\) (.*))");
     std::smatch m;
     SitesSection s;
     s.line_no = i + 1;
@@ -362,7 +364,8 @@ class ProfileParser {
       bad_line(i, "SITES BEGIN line");
     } else {
       s.by_live_bytes = m[1] == "live";
-      CheckDate(i, m[2]);
+      s.estimated = m[2].matched;
+      CheckDate(i, m[3]);
     }
     const std::string h1 = "          percent          live          alloc'ed  stack class";
     const std::string h2 = " rank   self  accum     bytes objs     bytes  objs trace name";

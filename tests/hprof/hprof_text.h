@@ -57,6 +57,7 @@ struct SiteRow {
 
 struct SitesSection {
   bool by_live_bytes = true;  // else by allocated bytes
+  bool estimated = false;     // heap=sites,sample=: counts estimated from sampled allocations
   std::vector<SiteRow> rows;
   size_t line_no = 0;
 };

@@ -110,6 +110,17 @@ TEST_P(OptionsTest, Heap) {
 TEST_P(OptionsTest, Cpu) {
   CheckOption("cpu", {"samples", "y", "times", "old"}, {"fast", "", "n"});
 }
+TEST_P(OptionsTest, Sampler) {
+  CheckOption("sampler", {"cputime", "suspend"}, {"signal", "", "Suspend"});
+}
+TEST_P(OptionsTest, SampleNeedsHeapSitesAndBytes) {
+  ExpectAccepted("heap=sites,sample=512k");
+  ExpectAccepted("heap=sites,sample=65536");
+  ExpectRejected("heap=sites,sample=12", "sample");
+  ExpectRejected("heap=sites,sample=lots", "sample");
+  ExpectRejected("heap=all,sample=512k", "sample");
+  ExpectRejected("heap=sites,format=b,sample=1m", "sample");
+}
 TEST_P(OptionsTest, Monitor) {
   CheckOption("monitor", {"y", "n"}, {"maybe", "yes", ""});
 }

@@ -1,0 +1,128 @@
+/*
+ * jvmpi_ext.h: extensions of libjvmpi.so beyond JVMPI 1.2, in a table of their own so that
+ * jvmpi.h (and the JVMPI_Interface layout) stays exactly as JDK 1.4.2 defined it.
+ *
+ * An agent asks for the table with the same GetEnv it uses for JVMPI:
+ *
+ *   JVMPI_ExtInterface* ext = NULL;
+ *   if (vm->GetEnv((void**)&ext, JVMPI_EXT_VERSION_1) == JNI_OK) { ... }
+ *
+ * A VM or runtime without the extensions answers JNI_EVERSION, and the agent goes on without them.
+ * The table only grows: later versions append entries and raise `size`, never move or remove one.
+ * Before calling an entry added after version 1, check JVMPI_EXT_HAS(ext, Entry).
+ * See docs/jvmpi-extensions.md.
+ */
+#ifndef JVMPI_EXT_H_INCLUDED
+#define JVMPI_EXT_H_INCLUDED
+
+#include <stddef.h>
+
+#include "jvmpi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* For JavaVM->GetEnv. In JVMPI's range of versions (0x1000xxxx), away from JVMPI's own. */
+#define JVMPI_EXT_VERSION_1 ((jint)0x10001001)
+
+/* Whether the table the runtime handed out has entry `member`. */
+#define JVMPI_EXT_HAS(ext, member) \
+  ((size_t)(ext)->size >= offsetof(JVMPI_ExtInterface, member) + sizeof((ext)->member))
+
+/* ---- CPU-time sampling ----
+ * Why a signal found no stack to record. The first eleven are the codes HotSpot's
+ * AsyncGetCallTrace stores in num_frames (negated: kind k is code -k; kind 0 is a thread running
+ * no Java code); the rest are the runtime's own. */
+#define JVMPI_EXT_FAIL_NO_JAVA_FRAME 0    /* the thread ran only native or VM code */
+#define JVMPI_EXT_FAIL_NO_CLASS_LOAD 1    /* class load events were off (runtime bug) */
+#define JVMPI_EXT_FAIL_GC_ACTIVE 2        /* a collection was moving things */
+#define JVMPI_EXT_FAIL_UNKNOWN_NOT_JAVA 3 /* in the VM, state not walkable */
+#define JVMPI_EXT_FAIL_NOT_WALKABLE_NOT_JAVA 4
+#define JVMPI_EXT_FAIL_UNKNOWN_JAVA 5      /* in Java code the walker did not recognize */
+#define JVMPI_EXT_FAIL_NOT_WALKABLE_JAVA 6 /* in Java code, frame not walkable yet */
+#define JVMPI_EXT_FAIL_UNKNOWN_STATE 7
+#define JVMPI_EXT_FAIL_THREAD_EXIT 8  /* the thread was ending */
+#define JVMPI_EXT_FAIL_DEOPT 9        /* in deoptimization */
+#define JVMPI_EXT_FAIL_SAFEPOINT 10   /* at a safepoint */
+#define JVMPI_EXT_FAIL_OTHER_CODE 11  /* a code this list does not name */
+#define JVMPI_EXT_FAIL_NO_ENV 12      /* signal on a thread not attached to the VM */
+#define JVMPI_EXT_FAIL_BUFFER_FULL 13 /* stack taken, but no room left: dropped */
+#define JVMPI_EXT_FAIL_KINDS 14
+
+typedef struct {
+  jlong signals;       /* timer signals handled while sampling was on */
+  jlong samples_taken; /* signals that recorded a stack */
+  jlong samples_delivered;
+  jlong threads_armed;                  /* threads whose CPU timer was set up, in total */
+  jlong arm_failures;                   /* threads whose timer could not be created */
+  jlong failures[JVMPI_EXT_FAIL_KINDS]; /* signals that recorded nothing, by kind */
+} JVMPIExt_CpuSamplingStats;
+
+/* One sample: the stack of thread trace.env_id where it was when it had used `cpu_time`
+ * nanoseconds of CPU since its previous sample (the interval, times the expiries that one signal
+ * stood for). Frames are callee first with source lines, as GetCallTrace reports them. A sample
+ * taken while a virtual thread was mounted carries the carrier's env_id and the virtual thread's
+ * frames. */
+typedef struct {
+  JVMPI_CallTrace trace;
+  jlong cpu_time;
+} JVMPIExt_CpuSample;
+
+/* Called by DrainCpuSamples, on the draining thread, with samples it may read until it returns. */
+typedef void(JNICALL* JVMPIExt_CpuSampleHandler)(void* arg, const JVMPIExt_CpuSample* samples,
+                                                 jint count);
+
+/* ---- Sampled allocations ----
+ * One allocation in about every `interval` bytes a thread allocates (JVMTI's SampledObjectAlloc:
+ * the sampling points are drawn at random, so each byte is equally likely to be picked). `event`
+ * is an OBJECT_ALLOC event as JVMPI delivers it (env_id, arena, class, is_array, size, obj_id;
+ * the object is tagged, so OBJECT_FREE will name it when it dies). The weights are unbiased
+ * estimates of what the sample stands for: an object of `size` bytes is picked with probability
+ * p = 1 - exp(-size / interval), so weight_objects = 1 / p and weight_bytes = size / p. */
+typedef struct {
+  JVMPI_Event event;
+  jlong weight_bytes;
+  jlong weight_objects;
+} JVMPIExt_AllocSample;
+
+/* Called on the allocating thread, like a JVMPI event (GetCallTrace(env_id) gives the site). */
+typedef void(JNICALL* JVMPIExt_AllocSampleHandler)(void* arg, const JVMPIExt_AllocSample* sample);
+
+typedef struct JVMPI_ExtInterface {
+  jint version; /* JVMPI_EXT_VERSION_1 */
+  jint size;    /* sizeof the table as the runtime built it */
+
+  /* Arms a CPU-time timer for every live Java thread and every one that starts later, firing every
+   * `interval_ns` of the thread's own CPU time; each firing records the thread's Java stack (at
+   * most `max_depth` frames, up to 128) into a fixed buffer. Call at or after JVM_INIT_DONE.
+   * JVMPI_SUCCESS; JVMPI_NOT_AVAILABLE if this VM cannot (no AsyncGetCallTrace, SIGPROF taken by
+   * someone else, before VM init); JVMPI_FAIL on bad arguments or if sampling is already on. */
+  jint(JNICALL* StartCpuSampling)(jlong interval_ns, jint max_depth);
+  /* Deletes every timer; samples already recorded stay to be drained. Safe to call twice. The
+   * runtime also stops sampling at VM death, before JVM_SHUT_DOWN reaches the agent. */
+  jint(JNICALL* StopCpuSampling)(void);
+  /* Hands the recorded samples to `handler` in batches, on the calling thread (any thread the
+   * agent chooses, never a signal handler), resolving lines first. Returns how many. */
+  jint(JNICALL* DrainCpuSamples)(JVMPIExt_CpuSampleHandler handler, void* arg);
+  /* Copies min(size, sizeof) bytes of the counters into `stats`. */
+  jint(JNICALL* GetCpuSamplingStats)(JVMPIExt_CpuSamplingStats* stats, jint size);
+  /* A short name for a failure kind ("gc_active", ...), or NULL. */
+  const char*(JNICALL* CpuSamplingFailureName)(jint kind);
+
+  /* Starts sampled allocations at a mean of `interval_bytes` (1 KiB to 1 GiB; JVMTI's default is
+   * 512 KiB), calling `handler(arg, sample)` for each. Works alongside exact OBJECT_ALLOC: while
+   * that is enabled every allocation reaches the runtime anyway, and it picks the samples itself
+   * with the same statistics. JVMPI_SUCCESS, JVMPI_NOT_AVAILABLE (no SampledObjectAlloc in this
+   * VM) or JVMPI_FAIL (bad arguments). Calling it again changes interval and handler. */
+  jint(JNICALL* StartAllocationSampling)(jint interval_bytes, JVMPIExt_AllocSampleHandler handler,
+                                         void* arg);
+  /* Stops them; no handler call starts after it returns. */
+  jint(JNICALL* StopAllocationSampling)(void);
+} JVMPI_ExtInterface;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JVMPI_EXT_H_INCLUDED */

@@ -1,0 +1,357 @@
+#include "cpu_sampling.h"
+
+#include <dlfcn.h>
+#include <jvmpi.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "jvmti_access.h"
+#include "line_numbers.h"
+#include "log.h"
+#include "sample_ring.h"
+#include "thread_registry.h"
+
+namespace jvmpi::cpu_sampling {
+namespace {
+
+// HotSpot's AsyncGetCallTrace takes a trace laid out exactly as JVMPI_CallTrace (env, frame
+// count, frames of {line-or-bci, method}): it was JVMPI's GetCallTrace made callable from a
+// signal handler. It stores bytecode indexes where JVMPI has lines (-3 for native frames) and a
+// negative frame count when it could not walk the stack.
+using AsyncGetCallTrace = void (*)(JVMPI_CallTrace* trace, jint depth, void* ucontext);
+constexpr jint kAgctNativeFrame = -3;
+
+constexpr int kSignal = SIGPROF;
+constexpr uint32_t kRingCapacity = 2048;  // ~1 s of samples of two busy threads at 1 ms
+constexpr size_t kBatch = 64;
+
+std::atomic<bool> g_active{false};
+std::atomic<AsyncGetCallTrace> g_agct{nullptr};
+// Allocated at the first start and never freed, so a signal that arrives late (pending when its
+// timer was deleted) still writes into live memory; it then finds g_active false anyway.
+std::atomic<SampleRing*> g_ring{nullptr};
+std::atomic<jint> g_depth{0};
+std::atomic<jlong> g_interval_ns{0};
+// Once sampling was asked for, every prepared class gets jmethodIDs for all its methods: the
+// stack walker runs in a signal handler and can only name methods whose IDs already exist.
+std::atomic<bool> g_method_ids_wanted{false};
+
+std::atomic<jlong> g_signals{0};
+std::atomic<jlong> g_taken{0};
+std::atomic<jlong> g_delivered{0};
+std::atomic<jlong> g_threads_armed{0};
+std::atomic<jlong> g_arm_failures{0};
+std::array<std::atomic<jlong>, JVMPI_EXT_FAIL_KINDS> g_failures{};
+
+std::mutex g_control_mutex;  // start and stop
+bool g_handler_installed = false;
+std::mutex g_drain_mutex;  // one drainer reads the ring at a time
+
+void count_failure(int kind) {
+  g_failures[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+}
+
+int failure_kind(jint num_frames) {
+  if (num_frames == 0) return JVMPI_EXT_FAIL_NO_JAVA_FRAME;
+  if (num_frames < 0 && num_frames >= -JVMPI_EXT_FAIL_SAFEPOINT) return -num_frames;
+  return JVMPI_EXT_FAIL_OTHER_CODE;
+}
+
+// The SIGPROF handler. Async-signal-safe: atomics, a thread-local-free GetEnv (a read of the VM's
+// current-thread pointer), the stack walker HotSpot provides for exactly this, and a slot of a
+// preallocated ring. Nothing here locks or allocates.
+void on_signal(int, siginfo_t* info, void* ucontext) {
+  const int saved_errno = errno;
+  SampleRing* ring = g_ring.load(std::memory_order_acquire);
+  AsyncGetCallTrace agct = g_agct.load(std::memory_order_acquire);
+  if (g_active.load(std::memory_order_acquire) && ring != nullptr && agct != nullptr) {
+    g_signals.fetch_add(1, std::memory_order_relaxed);
+    JavaVM* vm = java_vm();
+    JNIEnv* env = nullptr;
+    if (vm == nullptr || vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_6) != JNI_OK ||
+        env == nullptr) {
+      count_failure(JVMPI_EXT_FAIL_NO_ENV);
+    } else if (SampleRing::Slot* slot = ring->claim(); slot == nullptr) {
+      count_failure(JVMPI_EXT_FAIL_BUFFER_FULL);
+    } else {
+      JVMPI_CallTrace trace{env, 0, slot->frames};
+      agct(&trace, g_depth.load(std::memory_order_relaxed), ucontext);
+      slot->env = env;
+      slot->num_frames = trace.num_frames;
+      // One signal may stand for several expiries of the timer (it fires at the scheduler's tick).
+      const int overrun = info != nullptr && info->si_code == SI_TIMER ? info->si_overrun : 0;
+      slot->weight = 1 + std::max(overrun, 0);
+      SampleRing::publish(slot);
+      if (trace.num_frames > 0) {
+        g_taken.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        count_failure(failure_kind(trace.num_frames));
+      }
+    }
+  }
+  errno = saved_errno;
+}
+
+bool install_handler() {
+  if (g_handler_installed) return true;
+  struct sigaction old {};
+  if (sigaction(kSignal, nullptr, &old) != 0) return false;
+  const bool has_other = (old.sa_flags & SA_SIGINFO) != 0
+                             ? old.sa_sigaction != nullptr && old.sa_sigaction != on_signal
+                             : old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN;
+  if (has_other) {
+    log_error("SIGPROF already has a handler (another profiler?); CPU-time sampling is off");
+    return false;
+  }
+  struct sigaction action {};
+  action.sa_sigaction = on_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  // Never uninstalled: a signal still pending when sampling stops must not meet the default
+  // action, which would end the process.
+  if (sigaction(kSignal, &action, nullptr) != 0) return false;
+  g_handler_installed = true;
+  return true;
+}
+
+timespec to_timespec(jlong ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000LL);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000LL);
+  return ts;
+}
+
+// Arms the thread's CPU-time timer. Caller holds record.sampling_mutex.
+void arm(ThreadRecord& record) {
+  if (record.cpu_timer_armed || record.sampling_ended || record.internal || record.tid == 0) {
+    return;
+  }
+  sigevent event{};
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = kSignal;
+  event._sigev_un._tid = record.tid;
+  timer_t timer{};
+  if (timer_create(record.cpu_clock, &event, &timer) != 0) {
+    g_arm_failures.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  itimerspec spec{};
+  spec.it_interval = to_timespec(g_interval_ns.load());
+  spec.it_value = spec.it_interval;
+  if (timer_settime(timer, 0, &spec, nullptr) != 0) {
+    timer_delete(timer);
+    g_arm_failures.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  record.cpu_timer = timer;
+  record.cpu_timer_armed = true;
+  g_threads_armed.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Caller holds record.sampling_mutex.
+void disarm(ThreadRecord& record) {
+  if (!record.cpu_timer_armed) return;
+  timer_delete(record.cpu_timer);
+  record.cpu_timer_armed = false;
+}
+
+void create_method_ids(jclass klass) {
+  jint count = 0;
+  JvmtiPtr<jmethodID> methods;
+  (void)jvmti()->GetClassMethods(klass, &count, methods.out());
+}
+
+void create_all_method_ids(JNIEnv* jni) {
+  jint count = 0;
+  JvmtiPtr<jclass> classes;
+  if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
+  for (jint i = 0; i < count; ++i) {
+    create_method_ids(classes[i]);
+    jni->DeleteLocalRef(classes[i]);
+  }
+}
+
+jint line_of_frame(const JVMPI_CallFrame& frame) {
+  if (frame.method_id == nullptr) return line_numbers::kUnknownLine;
+  if (frame.lineno == kAgctNativeFrame) return line_numbers::kNativeMethod;
+  if (frame.lineno < 0) return line_numbers::kUnknownLine;
+  return line_numbers::line_of(frame.method_id, frame.lineno);
+}
+
+}  // namespace
+
+jint JNICALL start(jlong interval_ns, jint max_depth) {
+  if (interval_ns < 100000 || interval_ns > 10000000000LL || max_depth <= 0) return JVMPI_FAIL;
+  JNIEnv* jni = current_jni_env();
+  if (jni == nullptr || current_phase() != JVMTI_PHASE_LIVE) return JVMPI_NOT_AVAILABLE;
+  std::lock_guard lock(g_control_mutex);
+  if (g_active.load()) return JVMPI_FAIL;
+  if (g_agct.load() == nullptr) {
+    auto agct = reinterpret_cast<AsyncGetCallTrace>(dlsym(RTLD_DEFAULT, "AsyncGetCallTrace"));
+    if (agct == nullptr) {
+      log_error("this VM exports no AsyncGetCallTrace; CPU-time sampling is not available");
+      return JVMPI_NOT_AVAILABLE;
+    }
+    g_agct.store(agct);
+  }
+  if (!install_handler()) return JVMPI_NOT_AVAILABLE;
+  if (g_ring.load() == nullptr) g_ring.store(new SampleRing(kRingCapacity));
+  // The walker answers "no class load" unless ClassLoad events are on, whoever consumes them.
+  if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr),
+                "SetEventNotificationMode(ClassLoad)")) {
+    return JVMPI_NOT_AVAILABLE;
+  }
+  g_method_ids_wanted.store(true);
+  create_all_method_ids(jni);
+  g_depth.store(std::min(max_depth, static_cast<jint>(SampleRing::kMaxDepth)));
+  g_interval_ns.store(interval_ns);
+  // Active first, then the sweep: a thread starting meanwhile either is in the sweep or sees
+  // sampling on and arms itself (the armed flag keeps it to one timer).
+  g_active.store(true);
+  for (const ThreadRecordPtr& record : threads::all()) {
+    std::lock_guard record_lock(record->sampling_mutex);
+    arm(*record);
+  }
+  return JVMPI_SUCCESS;
+}
+
+jint JNICALL stop() {
+  std::lock_guard lock(g_control_mutex);
+  g_active.store(false);
+  for (const ThreadRecordPtr& record : threads::all()) {
+    std::lock_guard record_lock(record->sampling_mutex);
+    disarm(*record);
+  }
+  return JVMPI_SUCCESS;
+}
+
+jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
+  SampleRing* ring = g_ring.load(std::memory_order_acquire);
+  if (handler == nullptr || ring == nullptr) return 0;
+  const jlong interval = g_interval_ns.load();
+  std::vector<JVMPIExt_CpuSample> batch(kBatch);
+  std::vector<JVMPI_CallFrame> frames(kBatch * SampleRing::kMaxDepth);
+  jint total = 0;
+  for (;;) {
+    size_t n = 0;
+    {
+      std::lock_guard lock(g_drain_mutex);
+      while (n < kBatch) {
+        SampleRing::Slot* slot = ring->peek();
+        if (slot == nullptr) break;
+        if (slot->num_frames > 0) {
+          JVMPI_CallFrame* out = &frames[n * SampleRing::kMaxDepth];
+          std::copy_n(slot->frames, slot->num_frames, out);
+          batch[n] =
+              JVMPIExt_CpuSample{{slot->env, slot->num_frames, out}, interval * slot->weight};
+          ++n;
+        }
+        ring->release(slot);
+      }
+    }
+    if (n == 0) break;
+    // Lines are looked up here, outside the handler, where JVMTI may be called.
+    for (size_t i = 0; i < n; ++i) {
+      for (jint f = 0; f < batch[i].trace.num_frames; ++f) {
+        batch[i].trace.frames[f].lineno = line_of_frame(batch[i].trace.frames[f]);
+      }
+    }
+    handler(arg, batch.data(), static_cast<jint>(n));
+    total += static_cast<jint>(n);
+    g_delivered.fetch_add(static_cast<jlong>(n), std::memory_order_relaxed);
+  }
+  return total;
+}
+
+jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
+  if (out == nullptr || size <= 0) return JVMPI_FAIL;
+  JVMPIExt_CpuSamplingStats s{};
+  s.signals = g_signals.load();
+  s.samples_taken = g_taken.load();
+  s.samples_delivered = g_delivered.load();
+  s.threads_armed = g_threads_armed.load();
+  s.arm_failures = g_arm_failures.load();
+  for (size_t i = 0; i < g_failures.size(); ++i) s.failures[i] = g_failures[i].load();
+  std::copy_n(reinterpret_cast<const char*>(&s), std::min<size_t>(sizeof s, size),
+              reinterpret_cast<char*>(out));
+  return JVMPI_SUCCESS;
+}
+
+const char* JNICALL failure_name(jint kind) {
+  static constexpr const char* kNames[JVMPI_EXT_FAIL_KINDS] = {"no_java_frame",
+                                                               "no_class_load",
+                                                               "gc_active",
+                                                               "unknown_not_java",
+                                                               "not_walkable_not_java",
+                                                               "unknown_java",
+                                                               "not_walkable_java",
+                                                               "unknown_state",
+                                                               "thread_exit",
+                                                               "deopt",
+                                                               "safepoint",
+                                                               "other_code",
+                                                               "no_env",
+                                                               "buffer_full"};
+  return kind >= 0 && kind < JVMPI_EXT_FAIL_KINDS ? kNames[kind] : nullptr;
+}
+
+void on_thread_start(JNIEnv* jni) {
+  if (!g_active.load()) return;
+  ThreadRecordPtr record = threads::find(jni);
+  if (record == nullptr) return;
+  std::lock_guard lock(record->sampling_mutex);
+  if (g_active.load()) arm(*record);
+}
+
+void on_thread_end(JNIEnv* jni) {
+  ThreadRecordPtr record = threads::find(jni);
+  if (record == nullptr) return;
+  std::lock_guard lock(record->sampling_mutex);
+  record->sampling_ended = true;
+  disarm(*record);
+}
+
+void on_class_prepare(jclass klass) {
+  if (g_method_ids_wanted.load(std::memory_order_relaxed)) create_method_ids(klass);
+}
+
+void JNICALL on_class_load(jvmtiEnv*, JNIEnv*, jthread, jclass) {
+  // Only enabled for the stack walker's sake (see start); methods get IDs at ClassPrepare.
+}
+
+void on_vm_death() {
+  stop();
+}
+
+void report_stats() {
+  // For benchmarks and diagnosis: what the sampler did, in one line.
+  if (const char* want = std::getenv("JVMPI_SAMPLER_STATS");
+      want != nullptr && *want == '1' && g_ring.load() != nullptr) {
+    JVMPIExt_CpuSamplingStats s{};
+    stats(&s, sizeof s);
+    std::string failures;
+    for (int k = 0; k < JVMPI_EXT_FAIL_KINDS; ++k) {
+      if (s.failures[k] != 0)
+        failures += " " + std::string(failure_name(k)) + "=" + std::to_string(s.failures[k]);
+    }
+    std::fprintf(stderr,
+                 "jvmpi: cpu sampler: signals=%lld taken=%lld delivered=%lld threads=%lld "
+                 "arm_failures=%lld%s\n",
+                 static_cast<long long>(s.signals), static_cast<long long>(s.samples_taken),
+                 static_cast<long long>(s.samples_delivered),
+                 static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
+                 failures.c_str());
+  }
+}
+
+}  // namespace jvmpi::cpu_sampling

@@ -1,0 +1,30 @@
+#include "extension_interface.h"
+
+#include "allocation_events.h"
+#include "cpu_sampling.h"
+
+namespace jvmpi {
+namespace {
+
+JVMPI_ExtInterface make_table() {
+  JVMPI_ExtInterface t{};
+  t.version = JVMPI_EXT_VERSION_1;
+  t.size = static_cast<jint>(sizeof t);
+  t.StartCpuSampling = cpu_sampling::start;
+  t.StopCpuSampling = cpu_sampling::stop;
+  t.DrainCpuSamples = cpu_sampling::drain;
+  t.GetCpuSamplingStats = cpu_sampling::stats;
+  t.CpuSamplingFailureName = cpu_sampling::failure_name;
+  t.StartAllocationSampling = allocation_events::start_sampling;
+  t.StopAllocationSampling = allocation_events::stop_sampling;
+  return t;
+}
+
+}  // namespace
+
+JVMPI_ExtInterface& extension_interface() {
+  static JVMPI_ExtInterface table = make_table();
+  return table;
+}
+
+}  // namespace jvmpi

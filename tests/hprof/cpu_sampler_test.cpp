@@ -1,0 +1,300 @@
+// cpu=samples with the runtime's CPU-time sampler (the default; sampler=cputime): known answers
+// from hproftest.CpuSplit, whose main thread reports the CPU each of its three methods took, and
+// robustness runs (hproftest.SamplerStress) that must end cleanly with a well-formed profile.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include "hprof_test.h"
+
+namespace hproftest {
+namespace {
+
+class CpuSamplerTest : public HprofTest {};
+
+// Fields "name=value" of the line starting with `tag` in `text`.
+std::map<std::string, double> Fields(const std::string& text, const std::string& tag) {
+  std::map<std::string, double> out;
+  for (const std::string& line : SplitLines(text)) {
+    if (line.rfind(tag, 0) != 0) continue;
+    static const std::regex kField(R"((\w+)=(-?[0-9.]+))");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), kField);
+         it != std::sregex_iterator(); ++it) {
+      out[(*it)[1]] = std::stod((*it)[2]);
+    }
+  }
+  return out;
+}
+
+bool TraceHas(const Trace* t, const std::string& text) {
+  if (t == nullptr) return false;
+  for (const TraceFrame& f : t->frames) {
+    if (f.method.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Runs CpuSplit for 2 s of main-thread CPU at `interval_ms` and checks the known answers.
+void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, int interval_ms) {
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const auto truth = Fields(run.out, "CPUSPLIT");
+  ASSERT_EQ(truth.count("cpu_ns"), 1u) << run.describe();
+  const auto sampler = Fields(run.err, "jvmpi: cpu sampler:");
+  ASSERT_EQ(sampler.count("signals"), 1u) << "no sampler statistics\n" << run.describe();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u) << run.describe();
+  const auto main_thread = p.thread_serial("main");
+  ASSERT_TRUE(main_thread.has_value());
+
+  std::map<std::string, uint64_t> by_thread;  // samples per thread name
+  std::map<std::string, uint64_t> work;       // main-thread samples per work method
+  uint64_t main_samples = 0, native_samples = 0;
+  std::map<unsigned, std::string> names;
+  for (const ThreadStart& t : p.thread_starts) names[t.id] = t.name;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    const Trace* t = p.trace(r.trace);
+    ASSERT_NE(t, nullptr);
+    ASSERT_TRUE(t->thread.has_value()) << "thread=y: TRACE " << r.trace << " names no thread";
+    by_thread[names[*t->thread]] += r.count;
+    if (t->thread != main_thread) continue;
+    main_samples += r.count;
+    const std::string top = p.top_method(r.trace);
+    if (top.rfind("hproftest.CpuSplit.work", 0) == 0) work[top.substr(top.size() - 1)] += r.count;
+    if (TraceHas(t, "sun.management.ThreadImpl.getThreadTotalCpuTime")) native_samples += r.count;
+  }
+  const double work_samples = static_cast<double>(work["A"] + work["B"] + work["C"]);
+  ASSERT_GT(work_samples, 0) << run.describe();
+  const double work_cpu = truth.at("cpu_a") + truth.at("cpu_b") + truth.at("cpu_c");
+  // The split among the three methods. 2 points of the truth, unless the number of signals is too
+  // small for binomial noise alone to stay within that (at 10 ms, 2 s give ~200 signals: one
+  // standard error is ~3.5 points at 60 %); then 3.5 standard errors.
+  const double signals = std::min(
+      work_samples, sampler.at("signals") * work_samples / std::max(1.0, double(main_samples)));
+  for (const char* m : {"A", "B", "C"}) {
+    const double want =
+        truth.at(std::string("cpu_") + static_cast<char>(std::tolower(*m))) / work_cpu;
+    const double got = static_cast<double>(work[m]) / work_samples;
+    const double tolerance = std::max(0.02, 3.5 * std::sqrt(want * (1 - want) / signals));
+    EXPECT_NEAR(got, want, tolerance) << "work" << m << " at interval=" << interval_ms << " ms ("
+                                      << work_samples << " samples, " << signals << " signals)\n"
+                                      << run.describe();
+  }
+  // The native call between work calls takes about 0.5 % of the CPU on a quiet machine (more on a
+  // loaded one: the program measures it). A sampler that waits for the next safepoint or state
+  // transition piles samples up on it (sampler=suspend: 8 % at 1 ms, 44 % at 10 ms). Allowed: 2 %,
+  // or the measured share plus 3.5 standard errors of the signals taken, whichever is more.
+  ASSERT_EQ(truth.count("native_ns"), 1u) << run.describe();
+  const double native_truth = truth.at("native_ns") / truth.at("cpu_ns");
+  const double native_limit =
+      std::max(0.02, native_truth + 3.5 * std::sqrt(native_truth * (1 - native_truth) / signals));
+  EXPECT_LE(static_cast<double>(native_samples) / static_cast<double>(main_samples), native_limit)
+      << native_samples << " of " << main_samples
+      << " main-thread samples in the native call, which took " << 100 * native_truth
+      << " % of the CPU (" << signals << " signals)";
+  // Idle threads use no CPU and get no samples.
+  for (const char* idle : {"Sleeper", "Holder", "Blocked"}) {
+    ASSERT_TRUE(p.thread_serial(idle).has_value()) << "no THREAD START for " << idle;
+    EXPECT_EQ(by_thread[idle], 0u) << idle << " was charged with CPU samples";
+  }
+  // Samples follow CPU time: samples x interval matches the main thread's CPU within 10 %.
+  const double sampled_ns = static_cast<double>(main_samples) * interval_ms * 1e6;
+  EXPECT_NEAR(sampled_ns / truth.at("cpu_ns"), 1.0, 0.10)
+      << main_samples << " samples x " << interval_ms << " ms vs " << truth.at("cpu_ns") / 1e6
+      << " ms of main-thread CPU";
+  (void)test;
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10ms) {
+  JavaCommand command =
+      Command("cpu=samples,interval=10,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  CheckSplit(*this, run, ReadProfile(), 10);
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1ms) {
+  JavaCommand command =
+      Command("cpu=samples,interval=1,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  CheckSplit(*this, run, ReadProfile(), 1);
+}
+
+// The -Xrunhprof: spelling takes the same options.
+TEST_P(CpuSamplerTest, XrunSpellingSamplesTheSameWay) {
+  JavaCommand command;
+  command.vm_args = {"-Xrunhprof:cpu=samples,interval=10,thread=y,cutoff=0"};
+  command.main_class = "hproftest.CpuSplit";
+  command.args = {"500"};
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_NE(run.err.find("jvmpi: cpu sampler:"), std::string::npos)
+      << "-Xrunhprof did not use the CPU-time sampler\n"
+      << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  EXPECT_EQ(p.cpu_samples[0].rows.at(0).name.rfind("hproftest.CpuSplit.work", 0), 0u);
+}
+
+// sampler=suspend is JDK 8's way: the runtime's CPU-time sampler is never started.
+TEST_P(CpuSamplerTest, SamplerSuspendKeepsTheOldWay) {
+  JavaCommand command =
+      Command("cpu=samples,sampler=suspend,interval=10,thread=y", "hproftest.CpuSplit", {"500"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_EQ(run.err.find("jvmpi: cpu sampler:"), std::string::npos) << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  EXPECT_GT(p.cpu_samples[0].total, 10u);
+}
+
+// Deep recursion, native code, thread churn, class unloading and exit with samples in flight: the
+// run ends normally with every sample in a well-formed profile.
+TEST_P(CpuSamplerTest, SurvivesDeepStacksNativeCodeThreadChurnUnloadingAndExit) {
+  JavaCommand command = Command("cpu=samples,interval=1,depth=8,cutoff=0",
+                                "hproftest.SamplerStress", {}, {"-Xlog:class+unload=info"});
+  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ASSERT_NE(run.out.find("STRESS DONE"), std::string::npos) << run.describe();
+  EXPECT_NE(run.out.find("SamplerStress$Payload"), std::string::npos)
+      << "no class was unloaded, so unloading was not exercised\n"
+      << run.describe();
+  const auto stats = Fields(run.err, "jvmpi: cpu sampler:");
+  ASSERT_EQ(stats.count("taken"), 1u) << run.describe();
+  const auto done = Fields(run.out, "STRESS DONE");
+  ASSERT_EQ(done.count("churn"), 1u) << run.describe();
+  EXPECT_GE(stats.at("threads"), done.at("churn")) << "the short-lived threads were not all armed";
+  EXPECT_EQ(stats.count("arm_failures") ? stats.at("arm_failures") : 0, 0);
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  bool deep = false, native = false, churn_or_payload = false;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    const Trace* t = p.trace(r.trace);
+    ASSERT_NE(t, nullptr);
+    if (t->frames.size() == 8 && TraceHas(t, "SamplerStress.deepBurn") &&
+        TraceHas(t, "SamplerStress.burn")) {
+      deep = true;
+    }
+    if (TraceHas(t, "java.util.zip.Deflater.deflate")) native = true;
+    if (TraceHas(t, "SamplerStress$Payload.run") || TraceHas(t, "SamplerStress.lambda$main$1")) {
+      churn_or_payload = true;
+    }
+  }
+  EXPECT_TRUE(deep) << "no sample of the deep recursion";
+  EXPECT_TRUE(native) << "no sample of the thread in zlib";
+  EXPECT_TRUE(churn_or_payload) << "no sample of the short-lived threads or unloaded classes";
+}
+
+// Virtual threads: a sample taken on a carrier while a virtual thread is mounted shows the virtual
+// thread's frames, and names the carrier (the thread JVMPI agents know).
+TEST_P(CpuSamplerTest, VirtualThreadsShowTheirOwnFrames) {
+  const RunResult run = Run("cpu=samples,thread=y,depth=6,cutoff=0", "hproftest.VirtualSpin");
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  if (run.out.find("NO VIRTUAL THREADS") != std::string::npos) {
+    GTEST_SKIP() << "JDK " << GetParam() << " has no virtual threads";
+  }
+  ASSERT_NE(run.out.find("VIRTUALSPIN DONE 10000"), std::string::npos) << run.describe();
+  const Profile p = ReadProfile();
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_EQ(p.cpu_samples.size(), 1u);
+  std::map<unsigned, std::string> names;
+  for (const ThreadStart& t : p.thread_starts) names[t.id] = t.name;
+  uint64_t total = 0, spin = 0, spin_on_carriers = 0;
+  for (const CostRow& r : p.cpu_samples[0].rows) {
+    total += r.count;
+    if (p.top_method(r.trace) != "hproftest.VirtualSpin.spin") continue;
+    spin += r.count;
+    const Trace* t = p.trace(r.trace);
+    if (t != nullptr && t->thread.has_value() && names[*t->thread].rfind("ForkJoinPool-", 0) == 0) {
+      spin_on_carriers += r.count;
+    }
+  }
+  ASSERT_GT(total, 0u);
+  EXPECT_GE(static_cast<double>(spin), 0.9 * static_cast<double>(total))
+      << spin << " of " << total << " samples have VirtualSpin.spin on top";
+  EXPECT_EQ(spin_on_carriers, spin) << "samples of virtual threads name their carrier thread";
+}
+
+// heap=sites,sample=: estimated allocated bytes per class within 10 % of the exact count (the same
+// program under exact heap=sites) for every class with at least 10 MB allocated.
+TEST_P(CpuSamplerTest, SampledAllocationSitesEstimateBytesPerClass) {
+  auto bytes_per_class = [](const Profile& p) {
+    std::map<std::string, double> out;
+    for (const SiteRow& r : p.sites.at(0).rows)
+      out[r.class_name] += static_cast<double>(r.alloc_bytes);
+    return out;
+  };
+  const RunResult exact_run = Run("heap=sites,depth=2,cutoff=0", "hproftest.AllocKnown");
+  ASSERT_TRUE(exact_run.exited(0)) << exact_run.describe();
+  const Profile exact = ReadProfile();
+  ASSERT_WELL_FORMED(exact, exact_run);
+  ASSERT_EQ(exact.sites.size(), 1u);
+  EXPECT_EQ(ReadFile(path("java.hprof.txt")).find("estimates from"), std::string::npos);
+
+  // 8 KiB: ~1,000 samples per 10 MB, so 10 % is over 3 standard errors.
+  const RunResult run =
+      Run("heap=sites,sample=8k,depth=2,cutoff=0,file=sampled.txt", "hproftest.AllocKnown");
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string text = ReadFile(path("sampled.txt"));
+  EXPECT_NE(text.find("SITES BEGIN (ordered by live bytes, estimates from allocations sampled "
+                      "every 8192 bytes)"),
+            std::string::npos)
+      << "the SITES header does not say the counts are estimates";
+  const Profile sampled = ParseProfile(text);
+  ASSERT_EQ(sampled.sites.size(), 1u) << run.describe();
+
+  const auto truth = bytes_per_class(exact);
+  const auto estimate = bytes_per_class(sampled);
+  int checked = 0;
+  for (const auto& [name, bytes] : truth) {
+    if (bytes < 10e6) continue;
+    ++checked;
+    const auto it = estimate.find(name);
+    ASSERT_NE(it, estimate.end()) << name << " missing from the sampled sites";
+    EXPECT_NEAR(it->second / bytes, 1.0, 0.10)
+        << name << ": " << it->second << " estimated vs " << bytes << " exact";
+  }
+  EXPECT_EQ(checked, 3) << "AllocKnown allocates three classes of over 10 MB";
+}
+
+// The sample agent (src/sample-agent) uses the extensions: its CPU samples come from the CPU-time
+// sampler, and with exact OBJECT_ALLOC on beside sampled allocations (the runtime then picks the
+// samples itself from the one JVMTI callback) its estimates match the exact bytes within 10 %.
+TEST_P(CpuSamplerTest, SampleAgentUsesTheExtensionsAlongsideExactAllocations) {
+  const std::string agent = LibDir() + "/../src/sample-agent/libjvmpi_sample.so";
+  ASSERT_TRUE(FileExists(agent)) << agent;
+  JavaCommand command;
+  command.vm_args = {"-agentpath:" + LibDir() + "/libjvmpi.so=" + agent +
+                     ":alloc=8192,exact_alloc=y,file=" + path("agent.txt")};
+  command.main_class = "hproftest.AllocKnown";
+  const RunResult run = Run(command);
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string report = ReadFile(path("agent.txt"));
+  EXPECT_NE(report.find("samples in all, CPU-time sampler"), std::string::npos) << report;
+  const size_t table = report.find("Sampled allocations (every ~8192 bytes)");
+  ASSERT_NE(table, std::string::npos) << report;
+  int checked = 0;
+  static const std::regex kRow(R"(^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)$)");
+  for (const std::string& line : SplitLines(report.substr(table))) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kRow)) continue;
+    const double estimated = std::stod(m[1]), exact = std::stod(m[2]);
+    if (exact < 10e6) continue;
+    ++checked;
+    EXPECT_NEAR(estimated / exact, 1.0, 0.10) << line;
+  }
+  EXPECT_EQ(checked, 3) << report;
+}
+
+INSTANTIATE_FOR_JDKS(CpuSamplerTest);
+
+}  // namespace
+}  // namespace hproftest
