@@ -6,11 +6,28 @@
 #include "jvmpi_client.h"
 
 namespace hprof::agent {
+namespace {
+
+uint64_t thread_cpu_ns() {
+  const jlong ns = jvmpi()->GetCurrentThreadCpuTime();
+  return ns > 0 ? static_cast<uint64_t>(ns) : 0;
+}
+
+}  // namespace
+
+CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cpu_ns) {}
+
+uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
+  const uint64_t now = t.clock.now();
+  t.events.store(t.events.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  t.reads.store(t.clock.reads(), std::memory_order_relaxed);
+  return now;
+}
 
 CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (costs == nullptr) {
-    auto owned = std::make_unique<ThreadCosts>();
+    auto owned = std::make_unique<ThreadCosts>(wall_);
     costs = owned.get();
     {
       std::lock_guard lock(mutex_);
@@ -23,12 +40,12 @@ CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
 
 void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
   ThreadCosts* t = costs_of(env);
-  t->stack.push_back({method, static_cast<uint64_t>(jvmpi()->GetCurrentThreadCpuTime())});
+  t->stack.push_back({method, cpu_now(*t)});
 }
 
 void CpuTimer::on_exit(JNIEnv* env, jmethodID method) {
-  const auto now = static_cast<uint64_t>(jvmpi()->GetCurrentThreadCpuTime());
   ThreadCosts* t = costs_of(env);
+  const uint64_t now = cpu_now(*t);
   // An exit without its entry (the method was entered before timing began) is skipped; an
   // unmatched entry above it (an exit that was never reported) is popped along.
   size_t i = t->stack.size();
@@ -126,6 +143,8 @@ void CpuTimer::on_thread_end(JNIEnv* env) {
   }
   t->by_trace.clear();
   thread_lock.unlock();
+  ended_clock_use_.events += t->events.load(std::memory_order_relaxed);
+  ended_clock_use_.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
   jvmpi()->SetThreadLocalStorage(env, nullptr);
   std::erase_if(all_, [t](const auto& owned) { return owned.get() == t; });
 }
@@ -150,6 +169,16 @@ std::vector<Cost> CpuTimer::costs(bool inclusive) {
     table.add(trace, totals.calls, inclusive ? totals.inclusive_ns : totals.self_ns);
   }
   return table.sorted_by_time();
+}
+
+CpuTimer::ClockUse CpuTimer::clock_use() {
+  std::lock_guard lock(mutex_);
+  ClockUse use = ended_clock_use_;
+  for (const auto& t : all_) {
+    use.events += t->events.load(std::memory_order_relaxed);
+    use.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
+  }
+  return use;
 }
 
 void CpuTimer::clear() {
