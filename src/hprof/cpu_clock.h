@@ -1,6 +1,7 @@
 // A thread's CPU time at every method event without a system call per event. Reading the thread
-// CPU clock (CLOCK_THREAD_CPUTIME_ID) enters the kernel; the monotonic clock is read in user space
-// (vDSO). So every interval between two events of a thread is timed with the monotonic clock, and
+// CPU clock (CLOCK_THREAD_CPUTIME_ID) enters the kernel; the time-stamp counter and the monotonic
+// clock are read in user space. So every interval between two events of a thread is timed with
+// those (interval_ns below), and
 // the thread CPU clock is read only when an interval is long enough that the thread may have been
 // off the CPU (blocked, sleeping, preempted), or when the last reading is a period old. At such a
 // reading the CPU time the thread really used since the previous reading, less what the short
@@ -15,6 +16,14 @@ namespace hprof::agent {
 // Nanoseconds of CLOCK_MONOTONIC.
 uint64_t monotonic_ns();
 
+// The clock intervals are timed with, in nanoseconds from an arbitrary start: the processor's
+// time-stamp counter scaled by a rate measured against CLOCK_MONOTONIC once (reading it costs a
+// third of the vDSO's CLOCK_MONOTONIC here), or CLOCK_MONOTONIC itself where the counter is not
+// invariant (its rate could change with the processor's frequency or stop in sleep states) or
+// its rate does not look sane. A jump of the counter (a migrated VM) only makes one interval look
+// long, and a long interval is always checked against the thread CPU clock.
+uint64_t interval_ns();
+
 class CpuClock {
  public:
   // An interval shorter than this is taken to be spent on the CPU: blocking in the kernel and
@@ -24,7 +33,7 @@ class CpuClock {
   static constexpr uint64_t kReadPeriodNs = 1'000'000;
 
   using Clock = uint64_t (*)();
-  // `wall`: the monotonic clock; `thread_cpu`: the calling thread's CPU clock.
+  // `wall`: the interval clock; `thread_cpu`: the calling thread's CPU clock.
   CpuClock(Clock wall, Clock thread_cpu) : wall_(wall), thread_cpu_(thread_cpu) {}
 
   // The thread's CPU time now, in nanoseconds, as an estimate that never runs backwards and that
@@ -40,8 +49,8 @@ class CpuClock {
   Clock thread_cpu_;
   bool started_ = false;
   uint64_t estimate_ = 0;   // the thread's CPU time as estimated at the last event
-  uint64_t last_wall_ = 0;  // monotonic time of the last event
-  uint64_t read_wall_ = 0;  // monotonic time of the last thread CPU clock reading
+  uint64_t last_wall_ = 0;  // interval clock at the last event
+  uint64_t read_wall_ = 0;  // interval clock at the last thread CPU clock reading
   uint64_t read_cpu_ = 0;   // what that reading said
   uint64_t charged_ = 0;    // short intervals charged since that reading
   uint64_t reads_ = 0;

@@ -4,6 +4,7 @@
 #include "cpu_clock.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <cstdint>
 
@@ -121,6 +122,21 @@ TEST_F(CpuClockTest, TheLongIntervalIsChargedAtMostItsLength) {
   g_wall += 100'000;
   g_cpu += 400'000;
   EXPECT_EQ(clock_.now() - start, 100'000u);
+}
+
+// The real interval clock (the time-stamp counter at its measured rate, or CLOCK_MONOTONIC) keeps
+// pace with CLOCK_MONOTONIC.
+TEST(IntervalClockTest, KeepsPaceWithTheMonotonicClock) {
+  const uint64_t i0 = interval_ns();
+  const uint64_t m0 = monotonic_ns();
+  timespec pause{0, 50'000'000};
+  nanosleep(&pause, nullptr);
+  const uint64_t i1 = interval_ns();
+  const uint64_t m1 = monotonic_ns();
+  const double interval = static_cast<double>(i1 - i0);
+  const double monotonic = static_cast<double>(m1 - m0);
+  EXPECT_GE(monotonic, 50e6);
+  EXPECT_NEAR(interval / monotonic, 1.0, 0.01) << interval << " ns vs " << monotonic << " ns";
 }
 
 }  // namespace
