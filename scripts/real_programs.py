@@ -7,6 +7,7 @@ per run and a Markdown table of wall and CPU seconds with the slowdown against n
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,6 +185,15 @@ def check_report(args, mode, work):
     path = os.path.join(work, "java.hprof.txt")
     if not os.path.isfile(path):
         return False, "no java.hprof.txt"
+    if mode == "cpu=old":
+        # JDK 1.1's prof format: a header, then "count callee caller time" rows.
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+        rows = [l for l in lines if l.strip() and l.strip() != "count callee caller time"]
+        row = re.compile(r"\d+ (\S+|<unknown callee>) (\S+|<unknown caller>) \d+")
+        bad = [l for l in rows if not row.fullmatch(l)]
+        ok = bool(lines) and lines[0] == "count callee caller time" and rows and not bad
+        return ok, (f"old prof format, {len(rows)} rows" if ok else
+                    f"not the old prof format: {(bad or ['no rows'])[0][:120]}")
     r = subprocess.run([args.checker, path], capture_output=True, text=True)
     return r.returncode == 0, r.stdout.strip().splitlines()[0] if r.stdout else r.stderr.strip()
 
