@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi + a counting
-# agent), and JVMTI's own MethodEntry/MethodExit (a counting JVMTI agent), on two workloads:
+# agent), JVMTI's own MethodEntry/MethodExit (a counting JVMTI agent) and HPROF cpu=times (read
+# against the JVMPI counting agent), on two workloads:
 # benchmethods.CallHeavy (call-heavy program written for this) and javac (JDK 17's jdk.compiler)
 # compiling a generated source tree (bench/hprof/gen_sources.py). Runs are interleaved (round 1 of
 # every workload and configuration, then round 2, ...); prints per workload a Markdown table of
@@ -13,7 +14,10 @@
 # build), RUNS (runs per configuration, default 3), METHOD_BENCH_PACKAGES x METHOD_BENCH_CLASSES
 # (size of javac's generated tree, default 3 x 20), METHOD_BENCH_WORKLOADS (comma-separated subset
 # of callheavy,javac; default both), METHOD_BENCH_TIMEOUT (seconds per run before it is killed,
-# default 900; a configuration whose run was killed is skipped in the later rounds).
+# default 900; a configuration whose run was killed is skipped in the later rounds),
+# METHOD_BENCH_ONLY (comma-separated substrings: only the configurations whose name contains one;
+# no agent always runs; names: "no agent, repeated", "JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode
+# insertion)", "JVMTI MethodEntry/MethodExit", "HPROF cpu=times").
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args_help "$@"
 if (($# > 1)) || [[ $# -eq 1 && ! "$1" =~ ^[1-9][0-9]*$ ]]; then
@@ -26,4 +30,4 @@ exec python3 bench/methods/bench.py --build "${BUILD_DIR:-build}" \
   --jdk "${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}" --runs "${RUNS:-3}" \
   --rounds "${1:-20}" --packages "${METHOD_BENCH_PACKAGES:-3}" \
   --classes "${METHOD_BENCH_CLASSES:-20}" --workloads "${METHOD_BENCH_WORKLOADS:-callheavy,javac}" \
-  --timeout "${METHOD_BENCH_TIMEOUT:-900}"
+  --timeout "${METHOD_BENCH_TIMEOUT:-900}" ${METHOD_BENCH_ONLY:+--only "$METHOD_BENCH_ONLY"}

@@ -10,6 +10,16 @@ import time
 def run_timed(cmd, cwd, timeout, env=None, read_stderr=None):
     """Runs cmd with stdout discarded; read_stderr(stream) consumes its stderr on a thread.
     Returns (wall s, CPU s, exit code), or None when the run was killed at the time limit."""
+    got = run_timed_usage(cmd, cwd, timeout, env, read_stderr)
+    if got is None:
+        return None
+    wall, user, system, rc = got
+    return wall, user + system, rc
+
+
+def run_timed_usage(cmd, cwd, timeout, env=None, read_stderr=None):
+    """As run_timed, with user and system CPU time apart: (wall s, user s, system s, exit code),
+    or None when the run was killed at the time limit."""
     start = time.monotonic()
     p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     reader = threading.Thread(target=read_stderr or (lambda s: s.read()), args=(p.stderr,))
@@ -44,4 +54,4 @@ def run_timed(cmd, cwd, timeout, env=None, read_stderr=None):
     p.stderr.close()
     if state["killed"]:
         return None
-    return wall, usage.ru_utime + usage.ru_stime, p.returncode
+    return wall, usage.ru_utime, usage.ru_stime, p.returncode

@@ -6,7 +6,8 @@ source "$(dirname "$0")/script_args.sh"
 script_args "$@"
 set -euo pipefail
 
-packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev dpkg-dev file)
+packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev dpkg-dev file
+  libh2-java liblucene4.10-java libxalan2-java jython)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi.so hosting
-the counting agent libbench_count_methods_jvmpi.so) and JVMTI's own MethodEntry/MethodExit (the
-counting JVMTI agent libbench_count_methods_jvmti.so), on two workloads:
+the counting agent libbench_count_methods_jvmpi.so), JVMTI's own MethodEntry/MethodExit (the
+counting JVMTI agent libbench_count_methods_jvmti.so) and HPROF's cpu=times (which times every
+entry and exit on the same JVMPI events; its cost is read against the JVMPI counting agent's), on
+two workloads:
 
   callheavy  benchmethods.CallHeavy (small methods, collections, recursion), written for this
   javac      JDK 17's javac (java -m jdk.compiler/com.sun.tools.javac.Main) compiling a generated
@@ -10,7 +12,9 @@ counting JVMTI agent libbench_count_methods_jvmti.so), on two workloads:
 Runs are interleaved: round 1 runs every (workload, configuration) once, then round 2, ..., so
 slow drift of a shared machine hits all configurations alike. The table gives per workload the
 median wall time (the headline) and CPU time (user + system of the java process, all threads),
-their ratios to no agent, and the entry/exit counts the agents print on stderr at exit.
+their ratios to no agent, user and system CPU apart, the ratio to the JVMPI counting agent, the
+entry/exit counts the agents print on stderr at exit and the method events per CPU-second. The
+"no agent, repeated" row is the baseline run again as a configuration of its own (an A/A row).
 
 Run through bench/run-method-bench.sh.
 """
@@ -25,8 +29,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from timed_run import run_timed  # noqa: E402
+from timed_run import run_timed_usage  # noqa: E402
 COUNTS = re.compile(rb"^(jvmpi|jvmti) entries (\d+) exits (\d+)$", re.M)
+HPROF_EVENTS = re.compile(rb"^HPROF cpu=times: (\d+) method events, (\d+) thread CPU clock reads",
+                          re.M)
+COUNTING = "JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode insertion)"
 
 
 def log(s):
@@ -34,13 +41,15 @@ def log(s):
 
 
 def run_once(cmd, cwd, timeout):
-    """Runs cmd; returns (wall s, CPU s, rc, stderr bytes), or None when killed at the timeout."""
+    """Runs cmd; returns (wall s, user s, system s, rc, stderr bytes), or None when killed at the
+    timeout."""
     err = []
-    result = run_timed(cmd, cwd, timeout, read_stderr=lambda stream: err.append(stream.read()))
+    result = run_timed_usage(cmd, cwd, timeout,
+                             read_stderr=lambda stream: err.append(stream.read()))
     if result is None:
         return None
-    wall, cpu, rc = result
-    return wall, cpu, rc, err[0] if err else b""
+    wall, user, system, rc = result
+    return wall, user, system, rc, err[0] if err else b""
 
 
 def main():
@@ -53,6 +62,9 @@ def main():
     ap.add_argument("--classes", type=int, default=20)
     ap.add_argument("--workloads", default="callheavy,javac")
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--only", default=None, metavar="SUBSTR[,SUBSTR...]",
+                    help="run only the configurations whose name contains one of these "
+                         "substrings (no agent always runs)")
     args = ap.parse_args()
 
     build = os.path.abspath(args.build)
@@ -61,8 +73,9 @@ def main():
     jvmpi = os.path.join(build, "src", "jvmpi", "libjvmpi.so")
     agent_jvmpi = os.path.join(b, "libbench_count_methods_jvmpi.so")
     agent_jvmti = os.path.join(b, "libbench_count_methods_jvmti.so")
+    hprof = os.path.join(build, "lib", "libhprof.so")
     classes = os.path.join(b, "classes")
-    for f in (jvmpi, agent_jvmpi, agent_jvmti, os.path.join(classes, "benchmethods",
+    for f in (jvmpi, agent_jvmpi, agent_jvmti, hprof, os.path.join(classes, "benchmethods",
                                                             "CallHeavy.class")):
         if not os.path.isfile(f):
             sys.exit(f"{f} is missing: build first (cmake --build {args.build})")
@@ -73,10 +86,19 @@ def main():
 
     configs = [
         ("no agent", []),
-        ("JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode insertion)",
-         [f"-agentpath:{jvmpi}={agent_jvmpi}"]),
+        ("no agent, repeated", []),
+        (COUNTING, [f"-agentpath:{jvmpi}={agent_jvmpi}"]),
         ("JVMTI MethodEntry/MethodExit", [f"-agentpath:{agent_jvmti}"]),
+        # HPROF writes java.hprof.txt into the run's directory; its verbose line at exit gives the
+        # events it timed.
+        ("HPROF cpu=times", [f"-agentpath:{hprof}=cpu=times"]),
     ]
+    if args.only:
+        wanted_configs = [w.strip() for w in args.only.split(",") if w.strip()]
+        configs = [c for i, c in enumerate(configs)
+                   if i == 0 or any(w in c[0] for w in wanted_configs)]
+        if len(configs) == 1:
+            sys.exit(f"--only {args.only}: no configuration matches")
     work = tempfile.mkdtemp(prefix="method-bench-")
     try:
         workloads = []  # (name, description, java arguments after the agent options)
@@ -109,7 +131,8 @@ def run(args, java, work, workloads, configs):
     log("workloads: " + "; ".join(d for _, d, _ in workloads)
         + f"; {args.runs} rounds, each running every workload and configuration once")
     load_start = loadavg()
-    res = {(w, c): {"walls": [], "cpus": [], "counts": [], "notes": [], "dead": False}
+    res = {(w, c): {"walls": [], "cpus": [], "users": [], "systems": [], "counts": [],
+                    "events": [], "notes": [], "dead": False}
            for w, _, _ in workloads for c, _ in configs}
     for r in range(args.runs):
         log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
@@ -127,21 +150,32 @@ def run(args, java, work, workloads, configs):
                                        "later rounds skipped")
                     log(f"  {wname}, {cname}: killed after {args.timeout:.0f} s")
                     continue
-                wall, cpu, rc, err = got
+                wall, user, system, rc, err = got
+                cpu = user + system
                 m = COUNTS.findall(err)
                 counts = (int(m[-1][1]), int(m[-1][2])) if m else None
+                h = HPROF_EVENTS.findall(err)
+                if h:
+                    st["events"].append((int(h[-1][0]), int(h[-1][1])))
+                elif counts:
+                    st["events"].append((counts[0] + counts[1], None))
                 if rc != 0:
                     st["notes"].append(f"run {r + 1}: exit code {rc}")
                     tail = err.decode(errors="replace").strip().splitlines()[-3:]
                     log(f"  {wname}, {cname}: exit code {rc}: " + " | ".join(tail))
-                if agent and counts is None:
+                if agent and counts is None and not h:
                     st["notes"].append(f"run {r + 1}: no counts on stderr")
                 st["walls"].append(wall)
                 st["cpus"].append(cpu)
+                st["users"].append(user)
+                st["systems"].append(system)
                 if counts:
                     st["counts"].append(counts)
-                log(f"  {wname}, {cname}: {wall:.2f} s wall, {cpu:.2f} s CPU"
-                    + (f", entries {counts[0]} exits {counts[1]}" if counts else ""))
+                log(f"  {wname}, {cname}: {wall:.2f} s wall, {cpu:.2f} s CPU "
+                    f"(user {user:.2f}, system {system:.2f})"
+                    + (f", entries {counts[0]} exits {counts[1]}" if counts else "")
+                    + (f", {h[-1][0].decode()} events timed, {h[-1][1].decode()} thread CPU "
+                       "clock reads" if h else ""))
 
     print(f"Median of {args.runs} runs, interleaved (each round runs every workload and "
           f"configuration once, in table order); ratio = median / median of no agent on the same "
@@ -154,9 +188,14 @@ def run(args, java, work, workloads, configs):
         base = res[(wname, configs[0][0])]
         bw = statistics.median(base["walls"]) if base["walls"] else None
         bc = statistics.median(base["cpus"]) if base["cpus"] else None
+        counting = res.get((wname, COUNTING))
+        kw = statistics.median(counting["walls"]) if counting and counting["walls"] else None
+        kc = statistics.median(counting["cpus"]) if counting and counting["cpus"] else None
         print("| configuration | median wall (s) | ratio | CPU s (median) | CPU ratio "
-              "| entries / exits reported | runs: wall / CPU (s) | notes |")
-        print("|---|---:|---:|---:|---:|---:|---|---|")
+              "| user / system s (median) | wall / CPU vs counting agent "
+              "| entries / exits reported | method events per CPU-second "
+              "| runs: wall / CPU (s) | notes |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for cname, agent in configs:
             st = res[(wname, cname)]
             notes = "; ".join(st["notes"])
@@ -165,18 +204,30 @@ def run(args, java, work, workloads, configs):
                 exs = sorted(c[1] for c in st["counts"])
                 rng = lambda v: f"{v[0]:,}" if v[0] == v[-1] else f"{v[0]:,}–{v[-1]:,}"
                 counts = f"{rng(ents)} / {rng(exs)}"
+            elif st["events"]:
+                evs = sorted(e[0] for e in st["events"])
+                reads = sorted(e[1] for e in st["events"] if e[1] is not None)
+                counts = (f"{evs[len(evs) // 2]:,} events timed"
+                          + (f", {reads[len(reads) // 2]:,} CPU clock reads" if reads else ""))
             else:
                 counts = "-"
             if not st["walls"]:
                 ratio = f"> {args.timeout / bw:.0f}x" if st["dead"] and bw else "-"
-                print(f"| {cname} | - | {ratio} | - | - | {counts} | - | {notes} |")
+                print(f"| {cname} | - | {ratio} | - | - | - | - | {counts} | - | - | {notes} |")
                 continue
             mw, mc = statistics.median(st["walls"]), statistics.median(st["cpus"])
+            mu, ms = statistics.median(st["users"]), statistics.median(st["systems"])
             ratio = f"{mw / bw:.2f}x" if bw else "-"
             cratio = f"{mc / bc:.2f}x" if bc else "-"
+            vs = f"{mw / kw:.2f}x / {mc / kc:.2f}x" if kw and kc and agent else "-"
+            if st["events"]:
+                evs = sorted(e[0] for e in st["events"])
+                rate = f"{evs[len(evs) // 2] / mc / 1e6:.1f} M"
+            else:
+                rate = "-"
             runs = ", ".join(f"{w:.2f} / {c:.2f}" for w, c in zip(st["walls"], st["cpus"]))
-            print(f"| {cname} | {mw:.2f} | {ratio} | {mc:.2f} | {cratio} | {counts} | {runs} "
-                  f"| {notes} |")
+            print(f"| {cname} | {mw:.2f} | {ratio} | {mc:.2f} | {cratio} | {mu:.2f} / {ms:.2f} "
+                  f"| {vs} | {counts} | {rate} | {runs} | {notes} |")
         print()
 
 

@@ -1,16 +1,83 @@
 #include "cpu_timer.h"
 
 #include <algorithm>
-#include <array>
 
 #include "jvmpi_client.h"
 
 namespace hprof::agent {
+namespace {
+
+uint64_t thread_cpu_ns() {
+  const jlong ns = jvmpi()->GetCurrentThreadCpuTime();
+  return ns > 0 ? static_cast<uint64_t>(ns) : 0;
+}
+
+// The calling thread's costs, remembered without asking the runtime at every event. A cached
+// pointer is used only while no thread has ended since it was taken (an ending thread's costs
+// are freed) and for the same timer and JNIEnv.
+std::atomic<uint64_t> g_thread_ends{0};
+std::atomic<uint64_t> g_timers{0};
+struct CachedCosts {
+  JNIEnv* env = nullptr;
+  uint64_t timer = 0;
+  uint64_t thread_ends = 0;
+  void* costs = nullptr;
+};
+thread_local CachedCosts t_cached;
+
+// Relaxed read-modify-write by the only writer: a plain load and store, no locked instruction.
+void bump(std::atomic<uint64_t>& counter, uint64_t by) {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+size_t move_hash(const void* from, jmethodID method) {
+  const auto a = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(from));
+  const auto b = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(method));
+  return static_cast<size_t>(((a >> 4) ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL >>
+                             20);
+}
+
+}  // namespace
+
+size_t CpuTimer::MethodsHash::operator()(const std::vector<jmethodID>& v) const {
+  uint64_t h = v.size();
+  for (jmethodID m : v) h = (h ^ reinterpret_cast<uintptr_t>(m)) * 0x9e3779b97f4a7c15ULL;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+CpuTimer::Totals CpuTimer::Node::since_clear() const {
+  const uint64_t c = calls.load(std::memory_order_relaxed);
+  const uint64_t s = self_ns.load(std::memory_order_relaxed);
+  const uint64_t i = inclusive_ns.load(std::memory_order_relaxed);
+  return {c - std::min(c, cleared.calls), s - std::min(s, cleared.self_ns),
+          i - std::min(i, cleared.inclusive_ns)};
+}
+
+CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cpu_ns) {}
+
+uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
+  const uint64_t now = t.clock.now();
+  bump(t.events, 1);
+  t.reads.store(t.clock.reads(), std::memory_order_relaxed);
+  return now;
+}
+
+CpuTimer::CpuTimer(const Options& options, ThreadTable& threads, TraceTable& traces,
+                   CpuClock::Clock wall)
+    : options_(options),
+      threads_(threads),
+      traces_(traces),
+      wall_(wall),
+      id_(g_timers.fetch_add(1) + 1) {}
 
 CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
+  const uint64_t ends = g_thread_ends.load(std::memory_order_acquire);
+  if (t_cached.env == env && t_cached.timer == id_ && t_cached.thread_ends == ends) {
+    return static_cast<ThreadCosts*>(t_cached.costs);
+  }
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (costs == nullptr) {
-    auto owned = std::make_unique<ThreadCosts>();
+    auto owned = std::make_unique<ThreadCosts>(wall_);
     costs = owned.get();
     {
       std::lock_guard lock(mutex_);
@@ -18,33 +85,8 @@ CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
     }
     jvmpi()->SetThreadLocalStorage(env, costs);
   }
+  t_cached = {env, id_, ends, costs};
   return costs;
-}
-
-void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
-  ThreadCosts* t = costs_of(env);
-  t->stack.push_back({method, static_cast<uint64_t>(jvmpi()->GetCurrentThreadCpuTime())});
-}
-
-void CpuTimer::on_exit(JNIEnv* env, jmethodID method) {
-  const auto now = static_cast<uint64_t>(jvmpi()->GetCurrentThreadCpuTime());
-  ThreadCosts* t = costs_of(env);
-  // An exit without its entry (the method was entered before timing began) is skipped; an
-  // unmatched entry above it (an exit that was never reported) is popped along.
-  size_t i = t->stack.size();
-  while (i > 0 && t->stack[i - 1].method != method) --i;
-  if (i == 0) return;
-  const Activation a = t->stack[i - 1];
-  const unsigned trace = trace_of(*t, env, i);
-  t->stack.resize(i - 1);
-  const uint64_t elapsed = now > a.start_ns ? now - a.start_ns : 0;
-  if (!t->stack.empty()) t->stack.back().callee_ns += elapsed;
-
-  std::lock_guard lock(t->mutex);
-  Totals& totals = t->by_trace[trace];
-  totals.calls += 1;
-  totals.self_ns += elapsed > a.callee_ns ? elapsed - a.callee_ns : 0;
-  totals.inclusive_ns += elapsed;
 }
 
 unsigned CpuTimer::thread_serial(ThreadCosts& t, JNIEnv* env) {
@@ -56,77 +98,169 @@ unsigned CpuTimer::thread_serial(ThreadCosts& t, JNIEnv* env) {
   return serial;
 }
 
-// The trace of the method at stack[size - 1]: it and its callers, top first, at most `depth`
-// frames, no line numbers. Interning takes a lock and allocates, so serials are remembered per
-// thread; the trace table never forgets a trace, so a remembered serial stays right.
-unsigned CpuTimer::trace_of(ThreadCosts& t, JNIEnv* env, size_t size) {
-  const size_t count = std::min<size_t>(static_cast<size_t>(options_.depth), size);
-  const unsigned thread = options_.thread_in_traces ? thread_serial(t, env) : 0;
-  const Activation* top = &t.stack[size - 1];  // frame k is top[-k]
-  const auto frame = [top](size_t k) { return (top - k)->method; };
-  if (count > kMemoDepth) {
-    t.frames.resize(count);
-    for (size_t k = 0; k < count; ++k) t.frames[k] = {-1, frame(k)};
-    return traces_.intern(t.frames.data(), static_cast<int>(count), thread);
-  }
+unsigned CpuTimer::trace_thread(ThreadCosts& t, JNIEnv* env) {
+  return options_.thread_in_traces ? thread_serial(t, env) : 0;
+}
 
-  Memo& memo = t.memo;
-  if (!memo.slots) {
-    memo.width = std::min<size_t>(static_cast<size_t>(options_.depth), kMemoDepth);
-    memo.slots = std::make_unique<MemoSlot[]>(size_t{1} << kMemoBits);
-    memo.methods = std::make_unique<jmethodID[]>((size_t{1} << kMemoBits) * memo.width);
-  }
-  uint64_t h = (uint64_t{thread} << 8) | count;
-  for (size_t k = 0; k < count; ++k) {
-    h = (h ^ reinterpret_cast<uintptr_t>(frame(k))) * 0x9e3779b97f4a7c15ULL;
-  }
-  const size_t first = (h >> (64 - kMemoBits)) & ~size_t{1};  // the set: slots first, first + 1
-  const auto matches = [&](size_t i) {
-    const MemoSlot& slot = memo.slots[i];
-    if (slot.trace == 0 || slot.count != count || slot.thread != thread) return false;
-    const jmethodID* methods = memo.methods.get() + i * memo.width;
-    for (size_t k = 0; k < count; ++k) {
-      if (methods[k] != frame(k)) return false;
+// The thread's node for a trace of these methods, made (and its trace interned) the first time.
+CpuTimer::Node* CpuTimer::node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmethodID> methods) {
+  if (auto it = t.by_methods.find(methods); it != t.by_methods.end()) return it->second;
+  std::vector<JVMPI_CallFrame> frames;
+  frames.reserve(methods.size());
+  for (jmethodID m : methods) frames.push_back({-1, m});
+  const unsigned thread = trace_thread(t, env);
+  const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
+  std::lock_guard lock(t.mutex);
+  Node& n = t.nodes.emplace_back();
+  n.methods = methods;
+  n.trace = trace;
+  n.thread = thread;
+  t.by_methods.emplace(std::move(methods), &n);
+  return &n;
+}
+
+void CpuTimer::add_move(ThreadCosts& t, Move m) {
+  if ((t.move_count + 1) * 2 > t.moves.size()) {
+    // At most half full, so probe runs stay short.
+    std::vector<Move> old(std::max<size_t>(t.moves.size() * 2, 1024));
+    old.swap(t.moves);
+    t.move_count = 0;
+    for (const Move& o : old) {
+      if (o.from != nullptr) add_move(t, o);
     }
-    return true;
-  };
-  // The most recently used way is kept first.
-  const auto swap_ways = [&] {
-    std::swap(memo.slots[first], memo.slots[first + 1]);
-    jmethodID* way = memo.methods.get() + first * memo.width;
-    std::swap_ranges(way, way + memo.width, way + memo.width);
-  };
-  if (matches(first)) return memo.slots[first].trace;
-  swap_ways();
-  if (matches(first)) return memo.slots[first].trace;
-
-  // A miss: the older way (now first) is replaced.
-  std::array<JVMPI_CallFrame, kMemoDepth> frames;
-  jmethodID* methods = memo.methods.get() + first * memo.width;
-  for (size_t k = 0; k < count; ++k) {
-    frames[k] = {-1, frame(k)};
-    methods[k] = frame(k);
   }
-  MemoSlot& slot = memo.slots[first];
-  slot = {static_cast<unsigned>(count), thread,
-          traces_.intern(frames.data(), static_cast<int>(count), thread)};
-  return slot.trace;
+  const size_t mask = t.moves.size() - 1;
+  size_t i = move_hash(m.from, m.method) & mask;
+  while (t.moves[i].from != nullptr) i = (i + 1) & mask;
+  t.moves[i] = m;
+  ++t.move_count;
+}
+
+// The node of the trace `method` is in when entered from the trace of `from`.
+CpuTimer::Node* CpuTimer::move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
+  // Most calls are of a callee the caller's trace entered shortly before: the caller's own lines.
+  if (from->callee_method[0] == method) return from->callee[0];
+  size_t k = 1;
+  while (k < kCallees && from->callee_method[k] != method) ++k;
+  Node* to = k < kCallees ? from->callee[k] : find_move(t, env, from, method);
+  if (k == kCallees) k = kCallees - 1;  // the least recent is dropped
+  for (; k > 0; --k) {
+    from->callee_method[k] = from->callee_method[k - 1];
+    from->callee[k] = from->callee[k - 1];
+  }
+  from->callee_method[0] = method;
+  from->callee[0] = to;
+  return to;
+}
+
+CpuTimer::Node* CpuTimer::find_move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
+  // The node's other callees, few for most nodes, are kept together (a scan of a line or two);
+  // a node with many is looked up in the thread's table of moves (a probe at a random place).
+  for (const auto& [m, to] : from->more_callees) {
+    if (m == method) return to;
+  }
+  if (from->more_callees.size() < kMoreCallees) {
+    Node* to = node_for(t, env, callee_methods(from, method));
+    from->more_callees.emplace_back(method, to);
+    return to;
+  }
+  if (!t.moves.empty()) {
+    const size_t mask = t.moves.size() - 1;
+    for (size_t i = move_hash(from, method) & mask; t.moves[i].from != nullptr;
+         i = (i + 1) & mask) {
+      if (t.moves[i].from == from && t.moves[i].method == method) return t.moves[i].to;
+    }
+  }
+  Node* to = node_for(t, env, callee_methods(from, method));
+  add_move(t, {from, method, to});
+  return to;
+}
+
+// The methods of the trace `method` is in when entered from the trace of `from`.
+std::vector<jmethodID> CpuTimer::callee_methods(const Node* from, jmethodID method) const {
+  const size_t depth = static_cast<size_t>(std::max(options_.depth, 0));
+  std::vector<jmethodID> methods;
+  if (depth > 0) {
+    methods.push_back(method);
+    const size_t kept = std::min(from->methods.size(), depth - 1);
+    methods.insert(methods.end(), from->methods.begin(),
+                   from->methods.begin() + static_cast<ptrdiff_t>(kept));
+  }
+  return methods;
+}
+
+void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
+  ThreadCosts* t = costs_of(env);
+  const uint64_t now = cpu_now(*t);
+  if (t->root == nullptr) t->root = node_for(*t, env, {});
+  Node* from = t->stack.empty() ? t->root : t->stack.back().node;
+  t->stack.push_back({method, move(*t, env, from, method), now});
+}
+
+// The node's trace was interned before the thread had a serial (thread=y): what it has so far
+// stays with that trace, and it goes on under the thread's own.
+void CpuTimer::retarget(ThreadCosts& t, Node& n, unsigned thread) {
+  std::vector<JVMPI_CallFrame> frames;
+  for (jmethodID m : n.methods) frames.push_back({-1, m});
+  const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
+  std::lock_guard lock(t.mutex);
+  add(t.retired, n.trace, n.since_clear());
+  n.cleared = {n.calls.load(std::memory_order_relaxed), n.self_ns.load(std::memory_order_relaxed),
+               n.inclusive_ns.load(std::memory_order_relaxed)};
+  n.trace = trace;
+  n.thread = thread;
+}
+
+void CpuTimer::on_exit(JNIEnv* env, jmethodID method) {
+  ThreadCosts* t = costs_of(env);
+  const uint64_t now = cpu_now(*t);
+  // An exit without its entry (the method was entered before timing began) is skipped; an
+  // unmatched entry above it (an exit that was never reported) is popped along.
+  size_t i = t->stack.size();
+  while (i > 0 && t->stack[i - 1].method != method) --i;
+  if (i == 0) return;
+  const Activation a = t->stack[i - 1];
+  t->stack.resize(i - 1);
+  const uint64_t elapsed = now > a.start_ns ? now - a.start_ns : 0;
+  if (!t->stack.empty()) t->stack.back().callee_ns += elapsed;
+
+  Node& n = *a.node;
+  if (options_.thread_in_traces) {
+    const unsigned thread = thread_serial(*t, env);
+    if (thread != n.thread) retarget(*t, n, thread);
+  }
+  bump(n.calls, 1);
+  bump(n.self_ns, elapsed > a.callee_ns ? elapsed - a.callee_ns : 0);
+  bump(n.inclusive_ns, elapsed);
+}
+
+void CpuTimer::add(std::unordered_map<unsigned, Totals>& to, unsigned trace, const Totals& v) {
+  if (v.calls == 0 && v.self_ns == 0 && v.inclusive_ns == 0) return;
+  Totals& sum = to[trace];
+  sum.calls += v.calls;
+  sum.self_ns += v.self_ns;
+  sum.inclusive_ns += v.inclusive_ns;
+}
+
+void CpuTimer::collect(const ThreadCosts& t, std::unordered_map<unsigned, Totals>& to) {
+  for (const Node& n : t.nodes) add(to, n.trace, n.since_clear());
+  for (const auto& [trace, totals] : t.retired) add(to, trace, totals);
 }
 
 void CpuTimer::on_thread_end(JNIEnv* env) {
   auto* t = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (t == nullptr) return;
   std::lock_guard lock(mutex_);
-  std::unique_lock thread_lock(t->mutex);
-  for (const auto& [trace, totals] : t->by_trace) {
-    Totals& e = ended_[trace];
-    e.calls += totals.calls;
-    e.self_ns += totals.self_ns;
-    e.inclusive_ns += totals.inclusive_ns;
+  {
+    std::lock_guard thread_lock(t->mutex);
+    collect(*t, ended_);
   }
-  t->by_trace.clear();
-  thread_lock.unlock();
+  ended_clock_use_.events += t->events.load(std::memory_order_relaxed);
+  ended_clock_use_.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
   jvmpi()->SetThreadLocalStorage(env, nullptr);
+  // Every thread's cached pointer is checked against this before its next use.
+  g_thread_ends.fetch_add(1, std::memory_order_acq_rel);
+  if (t_cached.costs == t) t_cached = {};
   std::erase_if(all_, [t](const auto& owned) { return owned.get() == t; });
 }
 
@@ -137,19 +271,25 @@ std::vector<Cost> CpuTimer::costs(bool inclusive) {
     merged = ended_;
     for (const auto& t : all_) {
       std::lock_guard thread_lock(t->mutex);
-      for (const auto& [trace, totals] : t->by_trace) {
-        Totals& m = merged[trace];
-        m.calls += totals.calls;
-        m.self_ns += totals.self_ns;
-        m.inclusive_ns += totals.inclusive_ns;
-      }
+      collect(*t, merged);
     }
   }
   CostTable table;
   for (const auto& [trace, totals] : merged) {
+    if (totals.calls == 0) continue;
     table.add(trace, totals.calls, inclusive ? totals.inclusive_ns : totals.self_ns);
   }
   return table.sorted_by_time();
+}
+
+CpuTimer::ClockUse CpuTimer::clock_use() {
+  std::lock_guard lock(mutex_);
+  ClockUse use = ended_clock_use_;
+  for (const auto& t : all_) {
+    use.events += t->events.load(std::memory_order_relaxed);
+    use.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
+  }
+  return use;
 }
 
 void CpuTimer::clear() {
@@ -157,7 +297,12 @@ void CpuTimer::clear() {
   ended_.clear();
   for (const auto& t : all_) {
     std::lock_guard thread_lock(t->mutex);
-    t->by_trace.clear();
+    for (Node& n : t->nodes) {
+      n.cleared = {n.calls.load(std::memory_order_relaxed),
+                   n.self_ns.load(std::memory_order_relaxed),
+                   n.inclusive_ns.load(std::memory_order_relaxed)};
+    }
+    t->retired.clear();
   }
 }
 

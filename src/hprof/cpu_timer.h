@@ -1,19 +1,30 @@
 // cpu=times (and cpu=old): exact call counts and times per trace from METHOD_ENTRY/METHOD_EXIT.
-// Each thread keeps a shadow stack of the methods it is in, with the thread CPU time at entry, so
-// time a thread spends off the CPU (blocked, sleeping, waiting) is not charged. A method's self
-// time is its time minus its callees'. Costs are gathered per thread, without a shared lock, and
-// merged when a report is written.
+// Each thread keeps a shadow stack of the methods it is in, with the thread's CPU time at entry
+// (estimated without a system call per event, see cpu_clock.h), so time a thread spends off the
+// CPU (blocked, sleeping, waiting) is not charged. A method's self time is its time minus its
+// callees'.
+//
+// Every event is on the hot path of the profiled program, so the per-event work is a few loads
+// and stores: each thread keeps one node per trace it has been in (the trace's methods, its
+// serial, and its calls and times), and a table of moves "from the node of the caller's trace,
+// entering method m, to the node of the callee's trace". An entry finds its node with one probe of
+// that table, an exit charges the node its activation recorded; the trace table's lock is taken
+// only when a thread meets a trace for the first time. Nodes are per thread and written by their
+// thread only; reports read them under the thread's lock.
 #pragma once
 
 #include <jvmpi.h>
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "cost_table.h"
+#include "cpu_clock.h"
 #include "options.h"
 #include "tables.h"
 
@@ -21,8 +32,9 @@ namespace hprof::agent {
 
 class CpuTimer {
  public:
-  CpuTimer(const Options& options, ThreadTable& threads, TraceTable& traces)
-      : options_(options), threads_(threads), traces_(traces) {}
+  // `wall`: the clock intervals are timed with (tests pass their own).
+  CpuTimer(const Options& options, ThreadTable& threads, TraceTable& traces,
+           CpuClock::Clock wall = interval_ns);
 
   void on_entry(JNIEnv* env, jmethodID method);
   void on_exit(JNIEnv* env, jmethodID method);
@@ -31,49 +43,92 @@ class CpuTimer {
   std::vector<Cost> costs(bool inclusive);
   void clear();
 
- private:
-  struct Activation {
-    jmethodID method;
-    uint64_t start_ns;
-    uint64_t callee_ns = 0;
+  // Method events timed, and how often the thread CPU clock was read for them.
+  struct ClockUse {
+    uint64_t events = 0;
+    uint64_t cpu_clock_reads = 0;
   };
+  ClockUse clock_use();
+
+ private:
   struct Totals {
     uint64_t calls = 0;
     uint64_t self_ns = 0;
     uint64_t inclusive_ns = 0;
   };
-  // Interned trace serials remembered per thread: a two-way set-associative memo keyed by the
-  // trace's frames and thread. Slot i's frames are methods[i * width .. i * width + count).
-  static constexpr size_t kMemoDepth = 8;  // deeper traces are interned every time
-  static constexpr unsigned kMemoBits = 11;
-  struct MemoSlot {
-    unsigned count;
-    unsigned thread;
-    unsigned trace;  // 0 (never a serial): empty
+  // One trace a thread has been in. The counters are written by the thread only (relaxed atomics:
+  // plain stores on x86) and read by reports; what the last clear() saw is subtracted. What every
+  // event touches (the counters, the last two callees entered from here) fills one cache line.
+  static constexpr size_t kCallees = 4;
+  static constexpr size_t kMoreCallees = 16;
+  struct alignas(64) Node {
+    std::atomic<uint64_t> calls{0};
+    std::atomic<uint64_t> self_ns{0};
+    std::atomic<uint64_t> inclusive_ns{0};
+    // The last callees entered from here, most recent first (the thread's only): their methods in
+    // this line, their nodes in the next.
+    jmethodID callee_method[kCallees] = {};
+    unsigned trace = 0;  // interned with `thread`
+    unsigned thread = 0;
+    Node* callee[kCallees] = {};
+    std::vector<jmethodID> methods;                         // top first, at most `depth`
+    std::vector<std::pair<jmethodID, Node*>> more_callees;  // the thread's only
+    Totals cleared;  // the counters at the last clear(); under the thread's mutex
+    Totals since_clear() const;
   };
-  struct Memo {
-    size_t width = 0;
-    std::unique_ptr<MemoSlot[]> slots;
-    std::unique_ptr<jmethodID[]> methods;
+  struct Activation {
+    jmethodID method;
+    Node* node;
+    uint64_t start_ns;
+    uint64_t callee_ns = 0;
+  };
+  // The move from a caller's node into `method`: open addressing, linear probing.
+  struct Move {
+    const Node* from = nullptr;  // nullptr: empty
+    jmethodID method = nullptr;
+    Node* to = nullptr;
+  };
+  struct MethodsHash {
+    size_t operator()(const std::vector<jmethodID>& v) const;
   };
   struct ThreadCosts {
+    explicit ThreadCosts(CpuClock::Clock wall);
+    CpuClock clock;
+    std::atomic<uint64_t> events{0};  // written by the thread only, read by reports
+    std::atomic<uint64_t> reads{0};
     std::vector<Activation> stack;
-    Memo memo;                            // made at the thread's first exit
-    std::vector<JVMPI_CallFrame> frames;  // scratch for traces deeper than kMemoDepth
-    unsigned thread_serial = 0;           // once known (0 is never a thread serial)
-    std::mutex mutex;                     // the costs, read by whoever writes a report
-    std::unordered_map<unsigned, Totals> by_trace;
+    std::vector<Move> moves;
+    size_t move_count = 0;
+    Node* root = nullptr;        // the empty stack's node
+    unsigned thread_serial = 0;  // once known (0 is never a thread serial)
+    std::mutex mutex;            // nodes (their addition), their traces, cleared and retired
+    std::deque<Node> nodes;      // stable addresses
+    std::unordered_map<std::vector<jmethodID>, Node*, MethodsHash> by_methods;
+    std::unordered_map<unsigned, Totals> retired;  // of nodes whose thread serial changed
   };
   ThreadCosts* costs_of(JNIEnv* env);
   unsigned thread_serial(ThreadCosts& t, JNIEnv* env);
-  unsigned trace_of(ThreadCosts& t, JNIEnv* env, size_t size);
+  unsigned trace_thread(ThreadCosts& t, JNIEnv* env);
+  Node* node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmethodID> methods);
+  Node* move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method);
+  Node* find_move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method);
+  std::vector<jmethodID> callee_methods(const Node* from, jmethodID method) const;
+  void add_move(ThreadCosts& t, Move m);
+  void retarget(ThreadCosts& t, Node& n, unsigned thread);
+  static uint64_t cpu_now(ThreadCosts& t);
+  static void add(std::unordered_map<unsigned, Totals>& to, unsigned trace, const Totals& v);
+  // Adds a thread's costs since the last clear to `to`; caller holds t.mutex.
+  static void collect(const ThreadCosts& t, std::unordered_map<unsigned, Totals>& to);
 
   const Options& options_;
   ThreadTable& threads_;
   TraceTable& traces_;
+  CpuClock::Clock wall_;
+  const uint64_t id_;  // tells timers apart in the per-thread cache of costs_of
   std::mutex mutex_;
   std::vector<std::unique_ptr<ThreadCosts>> all_;  // every thread's, kept for reports
   std::unordered_map<unsigned, Totals> ended_;     // merged from threads that ended
+  ClockUse ended_clock_use_;
 };
 
 }  // namespace hprof::agent

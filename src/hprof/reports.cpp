@@ -122,6 +122,13 @@ void write_cpu_report(double cutoff) {
     for (const Cost& c : costs) total += c.time_ns;
     p.output.write(text::cpu_times(p.classes, p.traces, costs, total, cutoff));
     done();
+    if (p.options.verbose) {
+      // How cheaply the times were taken: the thread CPU clock is a system call.
+      const CpuTimer::ClockUse use = p.timer.clock_use();
+      std::fprintf(stderr, "HPROF cpu=times: %llu method events, %llu thread CPU clock reads\n",
+                   static_cast<unsigned long long>(use.events),
+                   static_cast<unsigned long long>(use.cpu_clock_reads));
+    }
   } else if (p.options.cpu == CpuMode::kOld) {
     say("CPU usage in old prof format");
     p.output.write(text::cpu_old(p.classes, p.traces, p.timer.costs(true)));

@@ -1,8 +1,14 @@
 #include "tables.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 
 namespace hprof::agent {
+namespace {
+std::atomic<uint64_t> g_trace_tables{0};
+}  // namespace
 
 std::string report_class_name(const char* jvmpi_name) {
   std::string s = jvmpi_name != nullptr ? jvmpi_name : "<Unknown Class>";
@@ -201,13 +207,64 @@ bool TraceTable::KeyEqual::operator()(const KeyView& a, const Key& b) const {
   return true;
 }
 
-TraceTable::TraceTable() {
+TraceTable::TraceTable() : id_(g_trace_tables.fetch_add(1) + 1) {
   // The empty trace, which every report refers to for what has no stack, is always there.
   traces_[kEmptyTraceSerial] = TraceInfo{kEmptyTraceSerial, 0, {}, false};
 }
 
+namespace {
+
+// Every allocation interns its trace (heap=sites), and a program allocates at a few sites over and
+// over: each thread remembers the serials of its recent traces, so a repeated trace costs a hash
+// and a comparison of its frames, without the table's lock. Serials never change (the table never
+// forgets a trace), so a remembered one stays right.
+constexpr int kMemoFrames = 8;  // deeper traces go to the table every time
+constexpr size_t kMemoSlots = 64;
+struct MemoEntry {
+  size_t hash = 0;
+  uint64_t table = 0;  // 0: empty
+  unsigned serial = 0;
+  unsigned thread = 0;
+  int count = 0;
+  JVMPI_CallFrame frames[kMemoFrames];
+};
+struct TraceMemo {
+  MemoEntry entries[kMemoSlots];
+};
+thread_local std::unique_ptr<TraceMemo> t_trace_memo;
+
+bool same_frames(const JVMPI_CallFrame* a, const JVMPI_CallFrame* b, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (a[i].method_id != b[i].method_id || a[i].lineno != b[i].lineno) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 unsigned TraceTable::intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial) {
   if (count <= 0 && thread_serial == 0) return kEmptyTraceSerial;
+  if (count < 0) count = 0;
+  if (count > kMemoFrames) return intern_in_table(frames, count, thread_serial);
+  const size_t hash = KeyHash{}(KeyView{thread_serial, frames, count});
+  if (!t_trace_memo) t_trace_memo = std::make_unique<TraceMemo>();
+  MemoEntry& e = t_trace_memo->entries[(hash ^ (hash >> 17)) % kMemoSlots];
+  if (e.table == id_ && e.hash == hash && e.thread == thread_serial && e.count == count &&
+      same_frames(e.frames, frames, count)) {
+    return e.serial;
+  }
+  const unsigned serial = intern_in_table(frames, count, thread_serial);
+  e.hash = hash;
+  e.table = id_;
+  e.serial = serial;
+  e.thread = thread_serial;
+  e.count = count;
+  std::copy(frames, frames + count, e.frames);
+  return serial;
+}
+
+unsigned TraceTable::intern_in_table(const JVMPI_CallFrame* frames, int count,
+                                     unsigned thread_serial) {
   const KeyView view{thread_serial, frames, count > 0 ? count : 0};
   std::lock_guard lock(mutex_);
   if (auto it = serials_.find(view); it != serials_.end()) return it->second;

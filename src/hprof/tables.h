@@ -5,6 +5,7 @@
 
 #include <jvmpi.h>
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -136,6 +137,9 @@ class TraceTable {
     bool operator()(const Key& a, const KeyView& b) const { return (*this)(b, a); }
   };
 
+  unsigned intern_in_table(const JVMPI_CallFrame* frames, int count, unsigned thread_serial);
+
+  const uint64_t id_;  // tells tables apart in the per-thread memo of intern
   mutable std::mutex mutex_;
   unsigned next_serial_ = kEmptyTraceSerial + 1;
   std::unordered_map<Key, unsigned, KeyHash, KeyEqual> serials_;

@@ -12,6 +12,7 @@
 #include "class_events.h"
 #include "event_control.h"
 #include "event_gate.h"
+#include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "object_events.h"
 #include "object_ids.h"
@@ -39,7 +40,6 @@ thread_local int t_internal_allocations = 0;
 thread_local bool t_primed = false;
 
 std::shared_mutex g_mutex;
-std::unordered_map<jlong, ClassAllocInfo> g_class_info;  // by the class's tag
 
 // Sampled allocations (extension). The handler and its argument change together under
 // g_sampling_mutex; the allocation path reads them under the shared side, so stop_sampling
@@ -74,18 +74,65 @@ ClassAllocInfo compute_info(JNIEnv* jni, jclass klass, jobjectID klass_id) {
   return info;
 }
 
+// A class's allocation info with a weak reference to the class, made once per class. The weak
+// references are never deleted, also not when the class is unloaded (one handle per unloaded
+// class): a thread's cache below may still compare against one.
+struct KnownClass {
+  ClassAllocInfo info;
+  jweak klass = nullptr;
+};
+std::unordered_map<jlong, KnownClass> g_class_info_by_tag;  // under g_mutex
+
+// The classes this thread allocated most recently, most recent first: finding an allocation's
+// class here takes an IsSameObject per entry instead of a lookup in JVMTI's tag map (a lock and a
+// hash probe in the VM), which cost as much as tagging the new object itself.
+constexpr int kCachedClasses = 4;
+struct CachedClass {
+  jweak klass = nullptr;
+  ClassAllocInfo info;
+};
+thread_local CachedClass t_cached_classes[kCachedClasses];
+
+void cache_class(jweak klass, const ClassAllocInfo& info) {
+  if (klass == nullptr) return;
+  for (int i = kCachedClasses - 1; i > 0; --i) t_cached_classes[i] = t_cached_classes[i - 1];
+  t_cached_classes[0] = {klass, info};
+}
+
 ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
+  for (int i = 0; i < kCachedClasses; ++i) {
+    const CachedClass c = t_cached_classes[i];
+    if (c.klass == nullptr) break;
+    if (jni->IsSameObject(klass, c.klass)) {
+      for (int k = i; k > 0; --k) t_cached_classes[k] = t_cached_classes[k - 1];
+      t_cached_classes[0] = c;
+      return c.info;
+    }
+  }
   jobjectID klass_id = object_ids::id_of(klass);
   const jlong tag = object_ids::to_tag(klass_id);
   {
     std::shared_lock lock(g_mutex);
-    auto it = g_class_info.find(tag);
-    if (it != g_class_info.end()) return it->second;
+    auto it = g_class_info_by_tag.find(tag);
+    if (it != g_class_info_by_tag.end()) {
+      cache_class(it->second.klass, it->second.info);
+      return it->second.info;
+    }
   }
   ClassAllocInfo info = compute_info(jni, klass, klass_id);
+  jweak weak;
+  {
+    jni_reference_events::InternalScope internal;  // the runtime's own reference: not reported
+    weak = jni->NewWeakGlobalRef(klass);
+  }
   std::unique_lock lock(g_mutex);
-  g_class_info.emplace(tag, info);
-  return info;
+  auto [it, inserted] = g_class_info_by_tag.try_emplace(tag, KnownClass{info, weak});
+  if (!inserted && weak != nullptr) {  // another thread was first
+    jni_reference_events::InternalScope internal;
+    jni->DeleteWeakGlobalRef(weak);
+  }
+  cache_class(it->second.klass, it->second.info);
+  return it->second.info;
 }
 
 }  // namespace
@@ -166,8 +213,9 @@ void JNICALL on_vm_object_alloc(jvmtiEnv*, JNIEnv* jni, jthread thread, jobject 
 }
 
 void forget_class(jlong class_tag) {
+  // The weak reference stays (see KnownClass); it no longer matches any class.
   std::unique_lock lock(g_mutex);
-  g_class_info.erase(class_tag);
+  g_class_info_by_tag.erase(class_tag);
 }
 
 InternalAllocations::InternalAllocations() {
