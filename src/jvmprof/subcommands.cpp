@@ -1,6 +1,7 @@
 // The table of jvmprof's subcommands. A new subcommand adds its declaration and one row here.
 #include <cstdio>
 
+#include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
 #include "subcommand.h"
@@ -20,6 +21,7 @@ std::span<const Subcommand> subcommands() {
       {"strings", "duplicate strings and who holds them", run_strings},
       {"diff", "per-class growth between two heap dumps", run_diff},
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
+      {"convert", "CPU/allocation profile to collapsed, pprof, speedscope or HTML", run_convert},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;
