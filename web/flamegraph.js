@@ -79,11 +79,16 @@
     this.setData(data);
   }
 
+  // New data (a live update) keeps the zoom, search, orientation and direction.
   FlameGraph.prototype.setData = function (data) {
+    var built = !!this.data;
     this.data = data;
     this.tree = this.inverted ? invert(data.root) : data.root;
     this.zoomPath = this.zoomPath || [];
-    this.build();
+    if (!built) return this.build();
+    this.draw();
+    if (this.options.table !== false) this.drawTable();
+    if (this.options.tree !== false) this.drawTree();
   };
 
   FlameGraph.prototype.build = function () {

@@ -4,6 +4,7 @@
 #include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
+#include "serve_command.h"
 #include "subcommand.h"
 
 namespace jvmprof {
@@ -22,6 +23,7 @@ std::span<const Subcommand> subcommands() {
       {"diff", "per-class growth between two heap dumps", run_diff},
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
       {"convert", "CPU/allocation profile to collapsed, pprof, speedscope or HTML", run_convert},
+      {"serve", "live profiles from HPROF agents (net=) and saved files in a web UI", run_serve},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;

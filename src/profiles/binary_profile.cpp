@@ -90,12 +90,12 @@ class ProfileVisitor : public hprof::Visitor {
       sites.push_back(std::move(site));
     }
     p_.sites = std::move(sites);
-    ++p_.sections;
+    p_.count_section("SITES");
   }
   void on_heap_summary(const hprof::HeapSummary& r) override {
     p_.heap_summary = std::vector<uint64_t>{r.live_bytes, r.live_instances, r.allocated_bytes,
                                             r.allocated_instances};
-    ++p_.sections;
+    p_.count_section("HEAP SUMMARY");
   }
   void on_start_thread(const hprof::StartThread& r) override {
     ThreadInfo& t = p_.threads[r.thread_serial];
@@ -122,12 +122,12 @@ class ProfileVisitor : public hprof::Visitor {
       s.rows.push_back(std::move(row));
     }
     p_.cpu_samples = std::move(s);
-    ++p_.sections;
+    p_.count_section("CPU SAMPLES");
   }
   void on_record(const hprof::RecordInfo& r) override {
     if (r.tag == hprof::Tag::kHeapDump || r.tag == hprof::Tag::kHeapDumpEnd) {
       ++p_.heap_dumps;
-      ++p_.sections;
+      p_.count_section("HEAP DUMP");
     }
   }
 

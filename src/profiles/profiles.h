@@ -69,6 +69,13 @@ struct JavaProfile {
   std::string monitor_dump;  // the last MONITOR DUMP section's text (format=a)
   uint64_t heap_dumps = 0;   // complete heap dumps seen
   uint64_t sections = 0;     // complete report sections seen (to notice updates)
+  // Complete sections by name: "CPU SAMPLES", "CPU TIME", "MONITOR TIME", "MONITOR DUMP",
+  // "SITES", "HEAP DUMP", "HEAP SUMMARY" (to tell which command was answered).
+  std::map<std::string, uint64_t> section_counts;
+  void count_section(const std::string& name) {
+    ++sections;
+    ++section_counts[name];
+  }
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
 

@@ -116,7 +116,7 @@ void TextProfileParser::line(std::string_view l) {
     case Section::kHeapDump:
       if (starts_with(l, "HEAP DUMP END")) {
         ++profile_.heap_dumps;
-        ++profile_.sections;
+        profile_.count_section("HEAP DUMP");
         section_ = Section::kNone;
       }
       return;
@@ -132,7 +132,9 @@ void TextProfileParser::line(std::string_view l) {
                                                     : profile_.monitor_time;
       slot = std::move(cost_);
       cost_ = {};
-      ++profile_.sections;
+      profile_.count_section(section_ == Section::kCpuSamples ? "CPU SAMPLES"
+                             : section_ == Section::kCpuTime  ? "CPU TIME"
+                                                              : "MONITOR TIME");
       section_ = Section::kNone;
       return;
     }
@@ -140,7 +142,7 @@ void TextProfileParser::line(std::string_view l) {
       if (!starts_with(l, "SITES END")) return site_row(l);
       profile_.sites = std::move(sites_);
       sites_.clear();
-      ++profile_.sections;
+      profile_.count_section("SITES");
       section_ = Section::kNone;
       return;
     case Section::kMonitorDump:
@@ -148,7 +150,7 @@ void TextProfileParser::line(std::string_view l) {
       if (starts_with(l, "MONITOR DUMP END")) {
         profile_.monitor_dump.swap(monitor_dump_);
         monitor_dump_.clear();
-        ++profile_.sections;
+        profile_.count_section("MONITOR DUMP");
         section_ = Section::kNone;
       } else if (monitor_dump_.size() > (size_t{64} << 20)) {
         fail("MONITOR DUMP section larger than 64 MiB");

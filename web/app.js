@@ -1,0 +1,258 @@
+// jvmprof serve's UI: the list of profiles (live JVMs and files), HPROF's commands for a live JVM,
+// and the views (CPU and allocation flame graphs, monitors, threads). It polls the server once a
+// second and redraws the open view when the profile has new sections. Every string from a profile
+// is set with textContent: nothing from a JVM is ever parsed as HTML.
+'use strict';
+(function () {
+  var state = { profiles: [], selected: null, tab: 'cpu', measure: null, perThread: false,
+                drawnKey: null, graph: null };
+  var COMMANDS = [
+    ['gc', 'GC'], ['dump-heap', 'dump heap'], ['sites', 'sites'], ['heap-summary', 'heap summary'],
+    ['cpu-samples', 'CPU samples'], ['traces', 'traces'], ['cpu-on', 'CPU on'], ['cpu-off', 'CPU off'],
+    ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
+    ['reset-sites', 'reset sites']];
+  var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads']];
+  var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
+                   alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function api(path, options) {
+    return fetch(path, options).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error(j.error || r.statusText);
+        return j;
+      });
+    });
+  }
+  function bytes(n) {
+    if (n < 1024) return n + ' B';
+    if (n < 1048576) return (n / 1024).toFixed(1) + ' KiB';
+    return (n / 1048576).toFixed(1) + ' MiB';
+  }
+
+  // Drop the token from the address bar (the cookie carries it now) so it is not shared by copying.
+  if (location.search.indexOf('token=') >= 0) history.replaceState(null, '', location.pathname);
+
+  function current() {
+    return state.profiles.filter(function (p) { return p.id === state.selected; })[0];
+  }
+
+  function drawList() {
+    var ul = $('profile-list');
+    ul.textContent = '';
+    state.profiles.forEach(function (p) {
+      var li = el('li', p.id === state.selected ? 'selected' : '', p.name);
+      li.setAttribute('data-id', p.id);
+      li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' + bytes(p.bytes)));
+      li.addEventListener('click', function () { select(p.id); });
+      ul.appendChild(li);
+    });
+  }
+
+  function select(id) {
+    state.selected = id;
+    state.drawnKey = null;
+    state.graph = null;
+    drawList();
+    drawProfile();
+  }
+
+  function drawProfile() {
+    var p = current();
+    $('empty').hidden = !!p;
+    $('profile').hidden = !p;
+    if (!p) return;
+    $('profile-name').textContent = p.name;
+    var s = $('profile-state');
+    s.textContent = 'state: ' + p.state + (p.format ? ', format=' + p.format : '') + ', ' +
+      bytes(p.bytes) + ' received, ' + p.sections + ' sections, ' + p.traces + ' traces, ' +
+      p.threads + ' threads, ' + p.heapDumps + ' heap dumps' +
+      (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
+    if (p.error) s.appendChild(el('div', 'state-error', p.error));
+    var reading = !p.live && p.state === 'reading' && p.size > 0;
+    $('progress').hidden = !reading;
+    if (reading) {
+      $('progress-bar').value = Math.floor(100 * p.bytes / p.size);
+      $('progress-text').textContent = 'reading ' + bytes(p.bytes) + ' of ' + bytes(p.size);
+    }
+    $('controls').hidden = !p.live;
+    var canSend = p.live && (p.state === 'connected' || p.state === 'error');
+    Array.prototype.forEach.call(document.querySelectorAll('#controls button'), function (b) {
+      b.disabled = !canSend;
+    });
+    drawLog(p);
+    drawView(p);
+  }
+
+  function drawLog(p) {
+    var t = $('command-log');
+    t.textContent = '';
+    (p.commands || []).slice(-8).reverse().forEach(function (c) {
+      var tr = el('tr');
+      var cls = c.state.replace(' ', '');
+      tr.append(el('td', null, '#' + c.serial), el('td', null, c.command), el('td', cls, c.state),
+                el('td', null, c.answeredMs >= 0 ? c.answeredMs + ' ms' : ''),
+                el('td', null, c.detail));
+      t.appendChild(tr);
+    });
+  }
+
+  function send(command, extra) {
+    var p = current();
+    if (!p) return;
+    var body = Object.assign({ command: command }, extra || {});
+    api('/api/profiles/' + p.id + '/command', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
+    }).then(refresh, function (e) { $('status').textContent = command + ': ' + e.message; });
+  }
+
+  function buildControls() {
+    var box = $('command-buttons');
+    COMMANDS.forEach(function (c) {
+      var b = el('button', null, c[1]);
+      b.setAttribute('data-command', c[0]);
+      b.addEventListener('click', function () { send(c[0]); });
+      box.appendChild(b);
+    });
+    $('set-depth').addEventListener('click', function () {
+      send('depth', { depth: parseInt($('depth').value, 10) });
+    });
+    $('exit').addEventListener('click', function () {
+      if (window.confirm('End the JVM? HPROF calls exit(0) in the profiled program.')) {
+        send('exit', { confirm: true });
+      }
+    });
+    var tabs = $('tabs');
+    TABS.forEach(function (t) {
+      var b = el('button', null, t[1]);
+      b.setAttribute('data-tab', t[0]);
+      b.addEventListener('click', function () {
+        state.tab = t[0];
+        state.measure = null;
+        state.drawnKey = null;
+        drawProfile();
+      });
+      tabs.appendChild(b);
+    });
+    $('measure').addEventListener('change', function () {
+      state.measure = $('measure').value;
+      state.drawnKey = null;
+      drawProfile();
+    });
+    $('per-thread').addEventListener('change', function () {
+      state.perThread = $('per-thread').checked;
+      state.drawnKey = null;
+      drawProfile();
+    });
+  }
+
+  function drawView(p) {
+    Array.prototype.forEach.call($('tabs').children, function (b) {
+      b.className = b.getAttribute('data-tab') === state.tab ? 'on' : '';
+    });
+    var key = [p.id, state.tab, state.measure, state.perThread, p.sections, p.traces, p.threads].join('/');
+    if (key === state.drawnKey) return;
+    state.drawnKey = key;
+    var graphTab = state.tab === 'cpu' || state.tab === 'alloc';
+    $('view-options').hidden = !graphTab;
+    var view = $('view');
+    var exports = $('exports');
+    exports.textContent = '';
+    if (p.measures.length) {
+      ['html', 'pprof', 'speedscope', 'collapsed'].forEach(function (f) {
+        var a = el('a', null, f);
+        a.href = '/api/profiles/' + p.id + '/export?to=' + f;
+        exports.append(a, document.createTextNode(' '));
+      });
+      exports.insertBefore(document.createTextNode('export: '), exports.firstChild);
+    }
+    if (graphTab) {
+      var have = MEASURES[state.tab].filter(function (m) { return p.measures.indexOf(m) >= 0; });
+      var select = $('measure');
+      select.textContent = '';
+      have.forEach(function (m) { select.appendChild(el('option', null, m)); });
+      if (!have.length) {
+        view.textContent = '';
+        view.appendChild(el('p', null, state.tab === 'cpu'
+          ? 'No CPU data yet (HPROF with cpu=samples or cpu=times; press "CPU samples" to ask a live JVM).'
+          : 'No allocation sites yet (HPROF with heap=sites; press "sites" to ask a live JVM).'));
+        return;
+      }
+      if (!state.measure || have.indexOf(state.measure) < 0) state.measure = have[0];
+      select.value = state.measure;
+      api('/api/profiles/' + p.id + '/flame?measure=' + encodeURIComponent(state.measure) +
+          (state.perThread ? '&threads=1' : '')).then(function (data) {
+        if (state.graph && state.graph.container === view) {
+          state.graph.setData(data);  // live update keeps zoom, search and orientation
+        } else {
+          view.textContent = '';
+          state.graph = new JvmprofFlame.FlameGraph(view, data, {});
+        }
+      });
+      return;
+    }
+    state.graph = null;
+    if (state.tab === 'monitors') return drawMonitors(p, view);
+    if (state.tab === 'threads') return drawThreads(p, view);
+  }
+
+  function drawMonitors(p, view) {
+    api('/api/profiles/' + p.id + '/monitors').then(function (m) {
+      view.textContent = '';
+      view.appendChild(el('h3', null, 'Monitor contention (' + m.totalMs + ' ms in total)'));
+      if (!m.rows.length) view.appendChild(el('p', null, 'No MONITOR TIME section (HPROF with monitor=y).'));
+      else {
+        var t = el('table', 'data monitors');
+        var h = el('tr');
+        ['monitor', 'ms blocked', '%', 'count', 'trace'].forEach(function (c) { h.appendChild(el('th', null, c)); });
+        t.appendChild(h);
+        m.rows.forEach(function (r) {
+          var tr = el('tr');
+          tr.append(el('td', null, r.monitor), el('td', 'num', r.ms), el('td', 'num', r.percent.toFixed(2)),
+                    el('td', 'num', r.count), el('td', 'trace', r.frames.join('\n')));
+          t.appendChild(tr);
+        });
+        view.appendChild(t);
+      }
+      view.appendChild(el('h3', null, 'Monitor dump'));
+      view.appendChild(el('pre', 'dump', m.dump || 'No MONITOR DUMP section.'));
+    });
+  }
+
+  function drawThreads(p, view) {
+    api('/api/profiles/' + p.id + '/threads').then(function (list) {
+      view.textContent = '';
+      var t = el('table', 'data threads');
+      var h = el('tr');
+      ['serial', 'name', 'group', 'state'].forEach(function (c) { h.appendChild(el('th', null, c)); });
+      t.appendChild(h);
+      list.forEach(function (th) {
+        var tr = el('tr');
+        tr.append(el('td', 'num', th.serial), el('td', null, th.name), el('td', null, th.group),
+                  el('td', null, th.ended ? 'ended' : 'running'));
+        t.appendChild(tr);
+      });
+      view.appendChild(t);
+    });
+  }
+
+  function refresh() {
+    return api('/api/profiles').then(function (list) {
+      state.profiles = list;
+      $('status').textContent = list.length + ' profile(s)';
+      if (state.selected === null && list.length) state.selected = list[list.length - 1].id;
+      drawList();
+      drawProfile();
+    }, function (e) { $('status').textContent = 'server: ' + e.message; });
+  }
+
+  buildControls();
+  refresh();
+  setInterval(refresh, 1000);
+})();
