@@ -1,12 +1,13 @@
 // The profiles library on profiles whose answer is known: a hand-written java.hprof.txt and the
 // same facts written as format=b by the formats library's writer must give the same stacks with
 // exact counts; streams fed in pieces, cut off or corrupt keep what was complete.
+#include "profiles.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "hprof_format.h"
-#include "profiles.h"
 
 namespace {
 
@@ -232,8 +233,7 @@ TEST(ProfilesHtml, NamesFromTheProfileAreEscaped) {
   const std::string evil = "app.<img src=x onerror=alert(1)></script><script>alert(2)</script>";
   text.replace(text.find("app.Hot.spin(Hot"), 12, evil);
   const auto p = Parse(text);
-  const std::string html =
-      profiles::to_html(p, profiles::available_measures(p), "title <b>&</b>");
+  const std::string html = profiles::to_html(p, profiles::available_measures(p), "title <b>&</b>");
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("alert(2)</script>"), std::string::npos);
   EXPECT_NE(html.find("title &lt;b&gt;&amp;&lt;/b&gt;"), std::string::npos);
