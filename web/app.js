@@ -136,6 +136,7 @@
         state.tab = t[0];
         state.measure = null;
         state.drawnKey = null;
+        state.graph = null;  // a new view starts unzoomed, unsearched
         drawProfile();
       });
       tabs.appendChild(b);
@@ -143,6 +144,7 @@
     $('measure').addEventListener('change', function () {
       state.measure = $('measure').value;
       state.drawnKey = null;
+      state.graph = null;
       drawProfile();
     });
     $('per-thread').addEventListener('change', function () {
@@ -178,6 +180,7 @@
       select.textContent = '';
       have.forEach(function (m) { select.appendChild(el('option', null, m)); });
       if (!have.length) {
+        state.graph = null;
         view.textContent = '';
         view.appendChild(el('p', null, state.tab === 'cpu'
           ? 'No CPU data yet (HPROF with cpu=samples or cpu=times; press "CPU samples" to ask a live JVM).'
@@ -188,7 +191,7 @@
       select.value = state.measure;
       api('/api/profiles/' + p.id + '/flame?measure=' + encodeURIComponent(state.measure) +
           (state.perThread ? '&threads=1' : '')).then(function (data) {
-        if (state.graph && state.graph.container === view) {
+        if (state.graph && state.graph.container === view && view.contains(state.graph.graph)) {
           state.graph.setData(data);  // live update keeps zoom, search and orientation
         } else {
           view.textContent = '';
