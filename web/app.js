@@ -11,7 +11,8 @@
     ['cpu-samples', 'CPU samples'], ['traces', 'traces'], ['cpu-on', 'CPU on'], ['cpu-off', 'CPU off'],
     ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
     ['reset-sites', 'reset sites']];
-  var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads']];
+  var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads'],
+              ['heap', 'Heap']];
   var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
                    alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
 
@@ -45,6 +46,12 @@
 
   function drawList() {
     var ul = $('profile-list');
+    // Redrawn only when something shown changed, so clicks never land on a replaced element.
+    var key = JSON.stringify(state.profiles.map(function (p) {
+      return [p.id, p.name, p.live, p.state, p.bytes >> 10, p.id === state.selected];
+    }));
+    if (key === state.listKey) return;
+    state.listKey = key;
     ul.textContent = '';
     state.profiles.forEach(function (p) {
       var li = el('li', p.id === state.selected ? 'selected' : '', p.name);
@@ -158,7 +165,9 @@
     Array.prototype.forEach.call($('tabs').children, function (b) {
       b.className = b.getAttribute('data-tab') === state.tab ? 'on' : '';
     });
-    var key = [p.id, state.tab, state.measure, state.perThread, p.sections, p.traces, p.threads].join('/');
+    // The heap view changes only with a new dump (indexing it is the slow part).
+    var key = state.tab === 'heap' ? [p.id, 'heap', p.heapDumps, p.heapDumpReady].join('/')
+      : [p.id, state.tab, state.measure, state.perThread, p.sections, p.traces, p.threads].join('/');
     if (key === state.drawnKey) return;
     state.drawnKey = key;
     var graphTab = state.tab === 'cpu' || state.tab === 'alloc';
@@ -203,6 +212,94 @@
     state.graph = null;
     if (state.tab === 'monitors') return drawMonitors(p, view);
     if (state.tab === 'threads') return drawThreads(p, view);
+    if (state.tab === 'heap') return drawHeap(p, view);
+  }
+
+  function table(cls, headers, rows) {
+    var t = el('table', 'data ' + cls);
+    var h = el('tr');
+    headers.forEach(function (c) { h.appendChild(el('th', null, c)); });
+    t.appendChild(h);
+    rows.forEach(function (cells) {
+      var tr = el('tr');
+      cells.forEach(function (c) {
+        if (c instanceof Node) { var td = el('td'); td.appendChild(c); tr.appendChild(td); }
+        else tr.appendChild(el('td', typeof c === 'number' ? 'num' : null, c));
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
+  function link(text, onClick) {
+    var a = el('a', 'action', text);
+    a.href = '#';
+    a.addEventListener('click', function (e) { e.preventDefault(); onClick(); });
+    return a;
+  }
+
+  // Heap: histogram (click a class for its instances, an instance for its paths to GC roots),
+  // biggest objects by retained size, duplicate strings.
+  function drawHeap(p, view) {
+    view.textContent = '';
+    var status = el('p', 'heap-status', 'indexing the heap dump…');
+    view.appendChild(status);
+    var base = '/api/profiles/' + p.id + '/heap/';
+    api(base + 'summary').then(function (s) {
+      status.textContent = s.objects.toLocaleString('en-US') + ' objects, ' + bytes(s.shallowBytes) +
+        ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots';
+      var detail = el('div', 'heap-detail');
+      view.appendChild(el('h3', null, 'Class histogram'));
+      view.appendChild(table('histogram', ['class', 'instances', 'shallow', 'retained'],
+        s.histogram.map(function (c) {
+          return [link(c.name, function () { showInstances(base, c.name, detail); }),
+                  c.instances, c.shallow, c.retained];
+        })));
+      view.appendChild(detail);
+      view.appendChild(el('h3', null, 'Biggest objects (dominator tree)'));
+      var dom = el('div');
+      view.appendChild(dom);
+      api(base + 'dominators').then(function (list) {
+        dom.appendChild(table('dominators', ['object', 'retained', 'objects', 'retains'],
+          list.map(function (b) {
+            return [link(b.object['class'] + ' ' + b.object.id, function () { showPaths(base, b.object.id, detail); }),
+                    b.object.retained, b.retainedObjects,
+                    b.retainedByClass.map(function (c) { return c.instances + ' ' + c.name; }).join(', ')];
+          })));
+      });
+      view.appendChild(el('h3', null, 'Duplicate strings'));
+      var dup = el('div');
+      view.appendChild(dup);
+      api(base + 'strings').then(function (r) {
+        dup.appendChild(el('p', null, r.strings + ' strings, ' + bytes(r.wasted) + ' in duplicates'));
+        dup.appendChild(table('strings', ['value', 'copies', 'wasted bytes'],
+          r.top.map(function (d) { return [d.value, d.count, d.wasted]; })));
+      });
+    }, function (e) { status.textContent = e.message; });
+  }
+
+  function showInstances(base, name, detail) {
+    detail.textContent = '';
+    detail.appendChild(el('h4', null, 'Instances of ' + name + ' (first 50)'));
+    api(base + 'instances?class=' + encodeURIComponent(name)).then(function (list) {
+      detail.appendChild(table('instances', ['object', 'shallow', 'retained'], list.map(function (o) {
+        return [link(o.id, function () { showPaths(base, o.id, detail); }), o.shallow, o.retained];
+      })));
+    });
+  }
+
+  function showPaths(base, id, detail) {
+    detail.textContent = '';
+    detail.appendChild(el('h4', null, 'Paths from GC roots to ' + id));
+    api(base + 'path?id=' + encodeURIComponent(id)).then(function (paths) {
+      if (!paths.length) detail.appendChild(el('p', null, 'not reachable from a GC root'));
+      paths.forEach(function (path) {
+        detail.appendChild(el('pre', 'trace path', path.map(function (s, i) {
+          return new Array(i + 1).join('  ') + (s.via ? s.via + ' -> ' : '') + s.object['class'] + ' ' +
+            s.object.id + ' (retained ' + s.object.retained + ')';
+        }).join('\n')));
+      });
+    });
   }
 
   function drawMonitors(p, view) {

@@ -1,6 +1,7 @@
 #include "agent_session.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -123,7 +124,10 @@ void Session::read_loop() {
     }
     if (!parsing) continue;  // keep reading: a JVM must never block on us
     try {
-      stream_->feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      const std::string_view chunk(buffer.data(), static_cast<size_t>(n));
+      stream_->feed(chunk);
+      // Binary streams are spooled from their first byte (text is known within 64 bytes).
+      if (is_socket_ && (stream_->binary() || stream_->bytes() <= 64)) spool(chunk);
     } catch (const profiles::ProfileError& e) {
       parsing = false;
       publish(true);
@@ -175,6 +179,103 @@ void Session::publish(bool force) {
   snapshot_ = copy;
   published_threads_ = copy->threads.size();
   check_commands(*copy);
+}
+
+void Session::spool(std::string_view bytes) {
+  if (limits_.spool_dir.empty() || spool_full_) return;
+  if (spool_fd_ < 0) {
+    const std::string path = limits_.spool_dir + "/profile-" + std::to_string(id_) + ".hprof";
+    spool_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (spool_fd_ < 0) {
+      spool_full_ = true;
+      return;
+    }
+    std::lock_guard lock(mu_);
+    spool_path_ = path;
+  }
+  if (spooled_ + bytes.size() > limits_.max_spool) {
+    spool_full_ = true;  // later dumps cannot be analysed; what was kept stays usable
+    return;
+  }
+  size_t off = 0;
+  while (off < bytes.size()) {
+    const ssize_t w = ::write(spool_fd_, bytes.data() + off, bytes.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      spool_full_ = true;
+      return;
+    }
+    off += static_cast<size_t>(w);
+  }
+  spooled_ += bytes.size();
+  const auto& p = stream_->profile();
+  if (p.heap_dumps != heap_dumps_seen_) {
+    heap_dumps_seen_ = p.heap_dumps;
+    std::lock_guard lock(mu_);
+    dump_prefix_ = stream_->bytes() - stream_->buffered();
+    dump_serial_ = p.heap_dumps;
+  }
+}
+
+std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error) {
+  std::lock_guard heap_lock(heap_mu_);
+  std::string source;
+  uint64_t serial = 0, prefix = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!is_socket_) {
+      if (snapshot_->heap_dumps == 0 || !snapshot_->binary) {
+        error = state_ == "reading" ? "the file is still being read"
+                                    : "this file holds no binary heap dump";
+        return nullptr;
+      }
+      source = name_;
+      serial = 1;
+    } else {
+      if (dump_serial_ == 0) {
+        error = snapshot_->binary || bytes_ == 0
+                    ? "no heap dump yet: press \"dump heap\""
+                    : "heap views need format=b (the text format's dump is not indexed)";
+        return nullptr;
+      }
+      source = spool_path_;
+      serial = dump_serial_;
+      prefix = dump_prefix_;
+    }
+  }
+  if (heap_ && heap_serial_ == serial) return heap_;
+  std::string path = source;
+  if (is_socket_) {
+    // The stream up to the end of that dump, as a file of its own (the spool keeps growing).
+    path = source + ".dump" + std::to_string(serial) + ".hprof";
+    const int in = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    bool ok = in >= 0 && out >= 0;
+    uint64_t left = prefix;
+    while (ok && left > 0) {
+      const ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, left, 0);
+      if (n <= 0)
+        ok = false;
+      else
+        left -= static_cast<uint64_t>(n);
+    }
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    if (!ok) {
+      error = "cannot copy the heap dump out of the stream's spool file";
+      return nullptr;
+    }
+  }
+  try {
+    analysis::OpenOptions options;
+    options.use_index_file = false;  // never write next to someone's file
+    heap_ = analysis::HeapDump::open(path, options);
+    heap_serial_ = serial;
+    return heap_;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return nullptr;
+  }
 }
 
 void Session::check_commands(const profiles::JavaProfile& p) {
@@ -236,6 +337,7 @@ nlohmann::json Session::info() const {
       {"threads", p.threads.size()},
       {"measures", std::move(measures)},
       {"hasMonitorDump", !p.monitor_dump.empty()},
+      {"heapDumpReady", is_socket_ ? dump_serial_ > 0 : p.binary && p.heap_dumps > 0},
       {"startedAt",
        std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch()).count()},
       {"commands", std::move(commands)},

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "analysis.h"
 #include "profiles.h"
 
 namespace jvmprof {
@@ -22,6 +23,10 @@ struct SessionLimits {
   size_t max_line = 1 << 16;              // longest text line of a stream
   size_t max_record = size_t{256} << 20;  // largest binary record (a heap dump segment)
   std::chrono::milliseconds command_timeout{30'000};
+  // Where a live format=b stream is kept on disk so that its heap dumps can be analysed (empty:
+  // not kept), and how much of a stream may be kept.
+  std::string spool_dir;
+  uint64_t max_spool = uint64_t{4} << 30;
 };
 
 class Session {
@@ -48,6 +53,11 @@ class Session {
   // (args.confirm must be true). Returns the command's log entry; throws std::invalid_argument
   // for an unknown or unconfirmed command, std::runtime_error when nothing can be sent.
   nlohmann::json command(const std::string& name, const nlohmann::json& args);
+
+  // The newest heap dump, indexed by the analysis library: a saved binary file itself, or for a
+  // live format=b stream the stream up to the end of its newest dump. Opened on first use and
+  // kept until a newer dump arrives. Null with `error` set when there is none.
+  std::shared_ptr<const analysis::HeapDump> heap(std::string& error);
 
  private:
   struct Command {
@@ -91,6 +101,20 @@ class Session {
   mutable std::vector<Command> commands_;  // info() records timeouts it notices
   uint64_t next_serial_ = 1;
   std::mutex write_mu_;  // one command on the wire at a time
+
+  // Spooling (reader only, except the two values under mu_).
+  void spool(std::string_view bytes);
+  int spool_fd_ = -1;
+  uint64_t spooled_ = 0;
+  bool spool_full_ = false;
+  uint64_t heap_dumps_seen_ = 0;
+  std::string spool_path_;    // under mu_
+  uint64_t dump_prefix_ = 0;  // under mu_: stream bytes through the newest complete dump
+  uint64_t dump_serial_ = 0;  // under mu_: which dump that is (1, 2, ...)
+
+  std::mutex heap_mu_;  // opening a dump can take long: never held by the reader
+  std::shared_ptr<const analysis::HeapDump> heap_;
+  uint64_t heap_serial_ = 0;
 };
 
 }  // namespace jvmprof

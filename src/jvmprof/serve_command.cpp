@@ -153,6 +153,10 @@ int run_serve(std::span<char* const> args) {
   SessionLimits limits;
   limits.command_timeout = std::chrono::seconds(timeout_s);
   limits.max_record = static_cast<size_t>(max_record_mib) << 20;
+  // Live format=b streams are spooled here so their heap dumps can be indexed.
+  char spool_template[] = "/tmp/jvmprof-serve-XXXXXX";
+  const char* spool_dir = ::mkdtemp(spool_template);
+  if (spool_dir != nullptr) limits.spool_dir = spool_dir;
   SessionRegistry registry(limits);
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
@@ -208,6 +212,8 @@ int run_serve(std::span<char* const> args) {
   signals.join();
   ::close(listen_fd);
   registry.stop_all();
+  registry.clear();  // removes the spool files
+  if (spool_dir != nullptr) ::rmdir(spool_dir);
   std::printf("jvmprof serve: stopped\n");
   return 0;
 }

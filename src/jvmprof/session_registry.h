@@ -41,6 +41,10 @@ class SessionRegistry {
     std::lock_guard lock(mu_);
     return sessions_;
   }
+  void clear() {
+    std::lock_guard lock(mu_);
+    sessions_.clear();
+  }
   void stop_all() {
     for (const auto& s : all()) s->stop();
   }

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <cstdio>
+#include <functional>
 #include <set>
 
 #include "profiles.h"
@@ -97,6 +99,109 @@ struct WebServer::Impl {
     auto s = registry.find(id);
     if (!s) error_reply(res, 404, "no such profile");
     return s;
+  }
+
+  static nlohmann::json object_json(const analysis::ObjectInfo& o) {
+    char id[32];
+    std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(o.id));
+    return {{"id", id},
+            {"class", o.class_name},
+            {"shallow", o.shallow_bytes},
+            {"retained", o.retained_bytes}};
+  }
+
+  // Heap views over the analysis library; each opens (indexes) the newest dump on first use.
+  void heap_routes() {
+    auto with_heap = [this](const httplib::Request& req, httplib::Response& res,
+                            const std::function<nlohmann::json(const analysis::HeapDump&)>& f) {
+      auto s = session(req, res);
+      if (!s) return;
+      std::string error;
+      auto heap = s->heap(error);
+      if (!heap) return error_reply(res, 404, error);
+      try {
+        json_reply(res, f(*heap));
+      } catch (const std::exception& e) {
+        error_reply(res, 500, e.what());
+      }
+    };
+    server.Get(R"(/api/profiles/(\d+)/heap/summary)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 with_heap(req, res, [](const analysis::HeapDump& h) {
+                   const auto s = h.summary();
+                   nlohmann::json classes = nlohmann::json::array();
+                   auto histogram = h.class_histogram();
+                   if (histogram.size() > 300) histogram.resize(300);
+                   for (const auto& c : histogram)
+                     classes.push_back({{"name", c.name},
+                                        {"instances", c.instances},
+                                        {"shallow", c.shallow_bytes},
+                                        {"retained", c.retained_bytes}});
+                   return nlohmann::json{{"objects", s.objects},
+                                         {"instances", s.instances},
+                                         {"classes", s.classes},
+                                         {"shallowBytes", s.shallow_bytes},
+                                         {"reachableBytes", s.reachable_bytes},
+                                         {"unreachableObjects", s.unreachable_objects},
+                                         {"gcRoots", s.gc_roots},
+                                         {"histogram", std::move(classes)}};
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/dominators)", [=](const httplib::Request& req,
+                                                             httplib::Response& res) {
+      with_heap(req, res, [](const analysis::HeapDump& h) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& b : h.biggest_objects(30, 6)) {
+          nlohmann::json by_class = nlohmann::json::array();
+          for (const auto& c : b.retained_by_class)
+            by_class.push_back(
+                {{"name", c.name}, {"instances", c.instances}, {"shallow", c.shallow_bytes}});
+          list.push_back({{"object", object_json(b.object)},
+                          {"retainedObjects", b.retained_objects},
+                          {"retainedByClass", std::move(by_class)}});
+        }
+        return list;
+      });
+    });
+    server.Get(R"(/api/profiles/(\d+)/heap/instances)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 const std::string cls = req.get_param_value("class");
+                 with_heap(req, res, [&cls](const analysis::HeapDump& h) {
+                   nlohmann::json list = nlohmann::json::array();
+                   for (const auto& o : h.instances_of(cls, 50)) list.push_back(object_json(o));
+                   return list;
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/path)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 uint64_t id = 0;
+                 try {
+                   id = std::stoull(req.get_param_value("id"), nullptr, 0);
+                 } catch (const std::exception&) {
+                   return error_reply(res, 400, "id= must be an object id (0x...)");
+                 }
+                 with_heap(req, res, [id](const analysis::HeapDump& h) {
+                   nlohmann::json paths = nlohmann::json::array();
+                   for (const auto& path : h.paths_to(id, 3)) {
+                     nlohmann::json steps = nlohmann::json::array();
+                     for (const auto& step : path)
+                       steps.push_back({{"object", object_json(step.object)}, {"via", step.via}});
+                     paths.push_back(std::move(steps));
+                   }
+                   return paths;
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/strings)", [=](const httplib::Request& req,
+                                                          httplib::Response& res) {
+      with_heap(req, res, [](const analysis::HeapDump& h) {
+        const auto r = h.duplicate_strings(30, 3);
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& d : r.top)
+          top.push_back({{"value", d.value}, {"count", d.count}, {"wasted", d.wasted_bytes}});
+        return nlohmann::json{
+            {"strings", r.strings}, {"wasted", r.wasted_bytes}, {"top", std::move(top)}};
+      });
+    });
   }
 
   void routes() {
@@ -218,6 +323,7 @@ struct WebServer::Impl {
         error_reply(res, 409, e.what());
       }
     });
+    heap_routes();
     server.set_payload_max_length(1 << 16);
   }
 };

@@ -6,7 +6,8 @@ UI with the printed token, and checks what a user would see: the JVM appears, "C
 brings a flame graph whose hottest method is LiveHog.hotLoop, search and bottom-up work, "sites"
 brings an allocation flame graph with the planted objects, the threads view shows a thread whose
 name is markup as text (no element, no script run), and "exit JVM" ends the JVM only after the
-confirmation dialog. Requests without the token or with a foreign Host are refused.
+confirmation dialog; a format=b JVM's "dump heap" brings the heap views (histogram with the 5000
+planted objects, their path from a GC root). Requests without the token or with a foreign Host are refused.
 Screenshots of each view go to --screenshots."""
 import argparse
 import os
@@ -80,10 +81,7 @@ def main():
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
         wait = WebDriverWait(driver, 60)
         driver.get(url)
-        item = wait.until(lambda d: [e for e in d.find_elements(By.CSS_SELECTOR, "#profile-list li")
-                                     if "JVM at" in e.text])
-        item[0].click()
-        wait.until(lambda d: "connected" in d.find_element(By.ID, "profile-state").text)
+        check(select_profile(driver, "state: connected"), "the JVM appears and can be selected")
         check("token" not in driver.current_url, "the token is removed from the address bar")
 
         # CPU: ask for samples until hotLoop has a few (the Burner runs all the time).
@@ -95,16 +93,16 @@ def main():
             try:
                 WebDriverWait(driver, 5).until(
                     lambda d: d.find_elements(By.CSS_SELECTOR, frame_sel))
-                top = driver.find_elements(By.CSS_SELECTOR, "tr.fg-hot td.fg-name")
-                if top and top[0].text == hot:
+                top = texts(driver, "tr.fg-hot td.fg-name")
+                if top and top[0] == hot:
                     break
             except Exception:
                 pass
         check(bool(driver.find_elements(By.CSS_SELECTOR, frame_sel)),
               "the CPU flame graph draws a frame for " + hot)
-        top = driver.find_elements(By.CSS_SELECTOR, "tr.fg-hot td.fg-name")
-        check(bool(top) and top[0].text == hot, "hot methods table ranks hotLoop first: %r"
-              % (top[0].text if top else None))
+        top = texts(driver, "tr.fg-hot td.fg-name")
+        check(bool(top) and top[0] == hot, "hot methods table ranks hotLoop first: %r"
+              % (top[0] if top else None))
         shot(driver, a.screenshots, "jvmprof-serve-cpu.png")
         # search highlights it; bottom-up puts it right under the root
         box = driver.find_element(By.CSS_SELECTOR, "#view .fg-search")
@@ -129,7 +127,7 @@ def main():
         # Threads: the marked-up name is text.
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="threads"]').click()
         check(wait_for(driver, "table.threads"), "threads table")
-        names = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "table.threads td")]
+        names = texts(driver, "table.threads td")
         check("Burner" in names, "Burner is listed")
         check("<img src=x onerror=window.__jvmprofXss=1>" in names,
               "a thread name with markup is shown as text")
@@ -156,6 +154,42 @@ def main():
         check(wait_for_text(driver, "profile-state", "ended"), "the UI shows the JVM ended")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="cpu"]').click()
         check(wait_for(driver, frame_sel), "the profile stays viewable after the JVM ended")
+
+        # Heap: a format=b JVM, "dump heap", the planted objects in the histogram, their paths.
+        jvm_b = subprocess.Popen(
+            [java, "-agentlib:hprof=cpu=samples,heap=sites,format=b,net=127.0.0.1:" + port,
+             "-cp", a.classes, "jvmproftest.LiveHog"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            cwd=work, text=True)
+        try:
+            check(jvm_b.stdout.readline().strip() == "READY", "LiveHog (format=b) started")
+            check(select_profile(driver, "state: connected"), "the format=b JVM can be selected")
+            click_command(driver, "dump-heap")
+            driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="heap"]').click()
+            planted_row = None
+            deadline = time.time() + 120
+            while time.time() < deadline and planted_row is None:
+                cells = texts(driver, "table.histogram td")
+                for i in range(0, len(cells) - 3, 4):
+                    if cells[i] == "jvmproftest.LiveHog$PlantedNode":
+                        planted_row = cells[i:i + 4]
+                if planted_row is None:
+                    time.sleep(0.2)
+            check(planted_row is not None and planted_row[1] == "5000",
+                  "the heap histogram counts the 5000 planted objects: %r" % (planted_row,))
+            shot(driver, a.screenshots, "jvmprof-serve-heap.png")
+            if planted_row is not None:
+                driver.find_element(By.LINK_TEXT, "jvmproftest.LiveHog$PlantedNode").click()
+                check(wait_for(driver, "table.instances a.action"), "instances of a class listed")
+                driver.find_elements(By.CSS_SELECTOR, "table.instances a.action")[0].click()
+                check(wait_for(driver, "pre.path"), "a path from a GC root is drawn")
+                path = driver.find_element(By.CSS_SELECTOR, "pre.path").text
+                check("java.util.ArrayList" in path and "PlantedNode" in path,
+                      "the path runs through LiveHog's ArrayList: " + path)
+                shot(driver, a.screenshots, "jvmprof-serve-heap-path.png")
+        finally:
+            jvm_b.kill()
+            jvm_b.wait()
     finally:
         if driver:
             driver.quit()
@@ -173,6 +207,32 @@ def main():
         return 1
     print("browser: ok")
     return 0
+
+
+def texts(driver, selector):
+    """The text of every element matching selector, read in one step (the UI redraws)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.textContent)",
+        selector)
+
+
+def select_profile(driver, state_text, seconds=60):
+    """Clicks the live, connected profiles in turn until the shown state contains state_text.
+    The list is redrawn every second, so an element found may be replaced before the click."""
+    from selenium.webdriver.common.by import By
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            for li in driver.find_elements(By.CSS_SELECTOR, "#profile-list li"):
+                if "live, connected" in li.text:
+                    li.click()
+                    time.sleep(0.3)
+                    if state_text in driver.find_element(By.ID, "profile-state").text:
+                        return True
+        except Exception:
+            pass
+        time.sleep(0.2)
+    return False
 
 
 def click_command(driver, name):
