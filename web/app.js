@@ -320,9 +320,82 @@
         });
         view.appendChild(t);
       }
-      view.appendChild(el('h3', null, 'Monitor dump'));
+      view.appendChild(el('h3', null, 'Deadlocks'));
+      if (!m.deadlocks.length) view.appendChild(el('p', null, m.dump ? 'none in the monitor dump' : 'no MONITOR DUMP yet'));
+      m.deadlocks.forEach(function (cycle) { view.appendChild(drawCycle(cycle)); });
+      view.appendChild(el('h3', null, 'Monitors (owners and waiters)'));
+      view.appendChild(table('monitor-dump', ['monitor', 'owner', 'entries', 'waiting to enter', 'waiting to be notified'],
+        m.monitors.map(function (x) {
+          return [x.monitor, x.owner || 'unowned', x.entryCount, x.waitingToEnter.join(', '),
+                  x.waitingToBeNotified.join(', ')];
+        })));
+      view.appendChild(el('h3', null, 'Monitor dump (as HPROF wrote it)'));
       view.appendChild(el('pre', 'dump', m.dump || 'No MONITOR DUMP section.'));
     });
+  }
+
+  // A deadlock as a ring: threads and the monitors they wait for, alternating, arrows from each
+  // thread to the monitor it wants and from the monitor to the thread that owns it.
+  function drawCycle(cycle) {
+    var NS = 'http://www.w3.org/2000/svg';
+    var box = el('div', 'deadlock');
+    var nodes = [];
+    cycle.forEach(function (step) {
+      nodes.push({ label: (step.thread.name || 'thread') + ' (' + step.thread.serial + ')', kind: 'thread' });
+      nodes.push({ label: step.monitor, kind: 'monitor' });
+    });
+    var size = 420, r = 140, cx = size / 2, cy = size / 2 - 10;
+    var svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('width', size);
+    svg.setAttribute('height', size - 20);
+    svg.setAttribute('class', 'cycle');
+    var defs = document.createElementNS(NS, 'defs');
+    var marker = document.createElementNS(NS, 'marker');
+    marker.setAttribute('id', 'arrow');
+    marker.setAttribute('markerWidth', '10');
+    marker.setAttribute('markerHeight', '8');
+    marker.setAttribute('refX', '9');
+    marker.setAttribute('refY', '4');
+    marker.setAttribute('orient', 'auto');
+    var tip = document.createElementNS(NS, 'path');
+    tip.setAttribute('d', 'M0,0 L10,4 L0,8 z');
+    tip.setAttribute('fill', '#c62828');
+    marker.appendChild(tip);
+    defs.appendChild(marker);
+    svg.appendChild(defs);
+    var pos = nodes.map(function (n, i) {
+      var a = -Math.PI / 2 + 2 * Math.PI * i / nodes.length;
+      return { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) };
+    });
+    nodes.forEach(function (n, i) {
+      var a = pos[i], b = pos[(i + 1) % nodes.length];
+      var dx = b.x - a.x, dy = b.y - a.y, len = Math.sqrt(dx * dx + dy * dy) || 1;
+      var line = document.createElementNS(NS, 'line');
+      line.setAttribute('x1', a.x + dx / len * 34);
+      line.setAttribute('y1', a.y + dy / len * 20);
+      line.setAttribute('x2', b.x - dx / len * 34);
+      line.setAttribute('y2', b.y - dy / len * 20);
+      line.setAttribute('stroke', '#c62828');
+      line.setAttribute('stroke-width', '2');
+      line.setAttribute('marker-end', 'url(#arrow)');
+      svg.appendChild(line);
+    });
+    nodes.forEach(function (n, i) {
+      var t = document.createElementNS(NS, 'text');
+      t.setAttribute('x', pos[i].x);
+      t.setAttribute('y', pos[i].y + 4);
+      t.setAttribute('text-anchor', 'middle');
+      t.setAttribute('class', n.kind === 'thread' ? 'cycle-thread' : 'cycle-monitor');
+      t.textContent = n.label;
+      svg.appendChild(t);
+    });
+    box.appendChild(svg);
+    cycle.forEach(function (step) {
+      box.appendChild(el('div', 'cycle-step', (step.thread.name || 'thread') + ' (' + step.thread.serial +
+        ', ' + step.thread.status + ') waits to enter ' + step.monitor + ', owned by thread ' + step.owner));
+      box.appendChild(el('pre', 'trace', step.thread.frames.join('\n')));
+    });
+    return box;
   }
 
   function drawThreads(p, view) {

@@ -269,8 +269,53 @@ struct WebServer::Impl {
                           {"frames", std::move(frames)}});
         }
       }
+      // The monitor dump as a table, and its deadlocks as cycles with each thread's trace.
+      const auto dump = profiles::parse_monitor_dump(p->monitor_dump);
+      auto thread_json = [&](uint32_t serial) {
+        uint32_t trace = 0;
+        std::string status;
+        for (const auto& t : dump.threads)
+          if (t.serial == serial) trace = t.trace, status = t.status;
+        nlohmann::json frames = nlohmann::json::array();
+        if (const auto* t = p->trace(trace))
+          for (const auto& f : t->frames) frames.push_back(profiles::frame_label(f, true));
+        std::string name = p->thread_name(serial);
+        return nlohmann::json{{"serial", serial},
+                              {"name", name},
+                              {"status", status},
+                              {"trace", trace},
+                              {"frames", std::move(frames)}};
+      };
+      nlohmann::json monitors = nlohmann::json::array();
+      for (const auto& m : dump.monitors) {
+        auto names = [&](const std::vector<uint32_t>& list) {
+          nlohmann::json out = nlohmann::json::array();
+          for (uint32_t t : list)
+            out.push_back(thread_json(t)["name"].get<std::string>() + " (" + std::to_string(t) +
+                          ")");
+          return out;
+        };
+        monitors.push_back({{"monitor", m.signature},
+                            {"owner", m.owner ? thread_json(*m.owner)["name"].get<std::string>() +
+                                                    " (" + std::to_string(*m.owner) + ")"
+                                              : std::string()},
+                            {"entryCount", m.entry_count},
+                            {"waitingToEnter", names(m.waiting_to_enter)},
+                            {"waitingToBeNotified", names(m.waiting_to_be_notified)}});
+      }
+      nlohmann::json deadlocks = nlohmann::json::array();
+      for (const auto& cycle : profiles::deadlock_cycles(dump)) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const auto& [thread, m] : cycle)
+          steps.push_back({{"thread", thread_json(thread)},
+                           {"monitor", dump.monitors[m].signature},
+                           {"owner", *dump.monitors[m].owner}});
+        deadlocks.push_back(std::move(steps));
+      }
       json_reply(res, {{"totalMs", p->monitor_time ? p->monitor_time->total : 0},
                        {"rows", std::move(rows)},
+                       {"monitors", std::move(monitors)},
+                       {"deadlocks", std::move(deadlocks)},
                        {"dump", p->monitor_dump}});
     });
     server.Get(R"(/api/profiles/(\d+)/export)", [this](const httplib::Request& req,

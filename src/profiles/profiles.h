@@ -120,6 +120,29 @@ class StreamReader {
 // Reads a whole java.hprof.txt or java.hprof file. Throws ProfileError.
 JavaProfile read_profile(const std::string& path);
 
+// ---- MONITOR DUMP (format=a): who owns which monitor, who waits ----
+
+struct MonitorDump {
+  struct Thread {
+    uint32_t serial = 0, trace = 0;
+    std::string status;  // HPROF's code: R, MW (blocked entering), CW (waiting), SL, ...
+  };
+  struct Monitor {
+    std::string signature;  // e.g. Lapp/Lock;
+    std::optional<uint32_t> owner;
+    uint32_t entry_count = 0;
+    std::vector<uint32_t> waiting_to_enter, waiting_to_be_notified;
+  };
+  std::vector<Thread> threads;
+  std::vector<Monitor> monitors;
+};
+// Parses a MONITOR DUMP section's text (JavaProfile::monitor_dump); lines it does not know are
+// skipped.
+MonitorDump parse_monitor_dump(std::string_view text);
+// Deadlocks found from the dump itself: cycles in "thread waits to enter a monitor owned by
+// thread". Each cycle lists (thread, monitor index it waits for), starting at its lowest serial.
+std::vector<std::vector<std::pair<uint32_t, size_t>>> deadlock_cycles(const MonitorDump& dump);
+
 // ---- Stacks: a profile as weighted root-first call stacks ----
 
 enum class Measure {

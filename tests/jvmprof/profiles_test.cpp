@@ -256,3 +256,47 @@ TEST(ProfilesFlameJson, TreeValuesAddUp) {
 }
 
 }  // namespace
+
+namespace {
+
+// HPROF's MONITOR DUMP of two threads deadlocked on LockA and LockB (the known answer), with an
+// unrelated waiter; the cycle is found from owners and waiters, not from HPROF's DEADLOCK lines.
+TEST(ProfilesMonitors, DeadlockIsACycleOfTheWaitForGraph) {
+  const char dump[] =
+      "MONITOR DUMP BEGIN\n"
+      "    THREAD 200007, trace 300001, status: MW\n"
+      "    THREAD 200008, trace 300005, status: MW\n"
+      "    THREAD 200006, trace 300002, status: CW\n"
+      "    MONITOR Lapp/LockA;\n"
+      "\towner: thread 200007, entry count: 1\n"
+      "\twaiting to enter: thread 200008\n"
+      "\twaiting to be notified:\n"
+      "    MONITOR Lapp/LockB;\n"
+      "\towner: thread 200008, entry count: 2\n"
+      "\twaiting to enter: thread 200007\n"
+      "\twaiting to be notified:\n"
+      "    MONITOR Ljava/lang/ref/ReferenceQueue$Lock; unowned\n"
+      "\twaiting to enter:\n"
+      "\twaiting to be notified: thread 200006\n"
+      "MONITOR DUMP END\n";
+  const auto d = profiles::parse_monitor_dump(dump);
+  ASSERT_EQ(d.threads.size(), 3u);
+  EXPECT_EQ(d.threads[0].status, "MW");
+  ASSERT_EQ(d.monitors.size(), 3u);
+  EXPECT_EQ(d.monitors[1].signature, "Lapp/LockB;");
+  EXPECT_EQ(d.monitors[1].owner, 200008u);
+  EXPECT_EQ(d.monitors[1].entry_count, 2u);
+  EXPECT_FALSE(d.monitors[2].owner.has_value());
+  EXPECT_EQ(d.monitors[2].waiting_to_be_notified, std::vector<uint32_t>{200006});
+  const auto cycles = profiles::deadlock_cycles(d);
+  ASSERT_EQ(cycles.size(), 1u);
+  using Step = std::pair<uint32_t, size_t>;
+  EXPECT_EQ(cycles[0], (std::vector<Step>{{200007, 1}, {200008, 0}}));
+
+  // No cycle when the owner of B is not waiting.
+  std::string open = dump;
+  open.replace(open.find("\twaiting to enter: thread 200008\n"), 33, "\twaiting to enter:\n");
+  EXPECT_TRUE(profiles::deadlock_cycles(profiles::parse_monitor_dump(open)).empty());
+}
+
+}  // namespace
