@@ -200,6 +200,7 @@
       select.value = state.measure;
       api('/api/profiles/' + p.id + '/flame?measure=' + encodeURIComponent(state.measure) +
           (state.perThread ? '&threads=1' : '')).then(function (data) {
+        if (state.drawnKey !== key) return;  // a late answer for a view no longer shown
         if (state.graph && state.graph.container === view && view.contains(state.graph.graph)) {
           state.graph.setData(data);  // live update keeps zoom, search and orientation
         } else {
@@ -210,9 +211,10 @@
       return;
     }
     state.graph = null;
-    if (state.tab === 'monitors') return drawMonitors(p, view);
-    if (state.tab === 'threads') return drawThreads(p, view);
-    if (state.tab === 'heap') return drawHeap(p, view);
+    var stillShown = function () { return state.drawnKey === key; };
+    if (state.tab === 'monitors') return drawMonitors(p, view, stillShown);
+    if (state.tab === 'threads') return drawThreads(p, view, stillShown);
+    if (state.tab === 'heap') return drawHeap(p, view, stillShown);
   }
 
   function table(cls, headers, rows) {
@@ -240,12 +242,13 @@
 
   // Heap: histogram (click a class for its instances, an instance for its paths to GC roots),
   // biggest objects by retained size, duplicate strings.
-  function drawHeap(p, view) {
+  function drawHeap(p, view, stillShown) {
     view.textContent = '';
     var status = el('p', 'heap-status', 'indexing the heap dump…');
     view.appendChild(status);
     var base = '/api/profiles/' + p.id + '/heap/';
     api(base + 'summary').then(function (s) {
+      if (!stillShown()) return;
       status.textContent = s.objects.toLocaleString('en-US') + ' objects, ' + bytes(s.shallowBytes) +
         ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots';
       var detail = el('div', 'heap-detail');
@@ -302,8 +305,9 @@
     });
   }
 
-  function drawMonitors(p, view) {
+  function drawMonitors(p, view, stillShown) {
     api('/api/profiles/' + p.id + '/monitors').then(function (m) {
+      if (!stillShown()) return;
       view.textContent = '';
       view.appendChild(el('h3', null, 'Monitor contention (' + m.totalMs + ' ms in total)'));
       if (!m.rows.length) view.appendChild(el('p', null, 'No MONITOR TIME section (HPROF with monitor=y).'));
@@ -344,10 +348,10 @@
       nodes.push({ label: (step.thread.name || 'thread') + ' (' + step.thread.serial + ')', kind: 'thread' });
       nodes.push({ label: step.monitor, kind: 'monitor' });
     });
-    var size = 420, r = 140, cx = size / 2, cy = size / 2 - 10;
+    var size = 640, r = 150, cx = size / 2, cy = 190;
     var svg = document.createElementNS(NS, 'svg');
     svg.setAttribute('width', size);
-    svg.setAttribute('height', size - 20);
+    svg.setAttribute('height', 380);
     svg.setAttribute('class', 'cycle');
     var defs = document.createElementNS(NS, 'defs');
     var marker = document.createElementNS(NS, 'marker');
@@ -384,7 +388,9 @@
       var t = document.createElementNS(NS, 'text');
       t.setAttribute('x', pos[i].x);
       t.setAttribute('y', pos[i].y + 4);
-      t.setAttribute('text-anchor', 'middle');
+      // Labels on the left and right of the ring grow outwards, so long names are not cut.
+      var side = pos[i].x - cx;
+      t.setAttribute('text-anchor', side < -1 ? 'end' : side > 1 ? 'start' : 'middle');
       t.setAttribute('class', n.kind === 'thread' ? 'cycle-thread' : 'cycle-monitor');
       t.textContent = n.label;
       svg.appendChild(t);
@@ -398,8 +404,9 @@
     return box;
   }
 
-  function drawThreads(p, view) {
+  function drawThreads(p, view, stillShown) {
     api('/api/profiles/' + p.id + '/threads').then(function (list) {
+      if (!stillShown()) return;
       view.textContent = '';
       var t = el('table', 'data threads');
       var h = el('tr');

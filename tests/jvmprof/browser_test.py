@@ -128,7 +128,11 @@ def main():
         # Threads: the marked-up name is text.
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="threads"]').click()
         check(wait_for(driver, "table.threads"), "threads table")
-        names = texts(driver, "table.threads td")
+        names = []
+        deadline = time.time() + 30  # the view redraws as threads arrive
+        while time.time() < deadline and "Burner" not in names:
+            names = texts(driver, "table.threads td")
+            time.sleep(0.2)
         check("Burner" in names, "Burner is listed")
         check("<img src=x onerror=window.__jvmprofXss=1>" in names,
               "a thread name with markup is shown as text")
