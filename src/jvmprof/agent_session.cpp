@@ -80,6 +80,14 @@ Session::Session(uint32_t id, std::string name, int fd, bool is_socket, uint64_t
 
 Session::~Session() {
   stop();
+  if (spool_fd_ >= 0) ::close(spool_fd_);
+  // Spooled streams and their dump copies are scratch space: removed with the session.
+  std::lock_guard lock(mu_);
+  if (!spool_path_.empty()) {
+    ::unlink(spool_path_.c_str());
+    for (uint64_t k = 1; k <= dump_serial_; ++k)
+      ::unlink((spool_path_ + ".dump" + std::to_string(k) + ".hprof").c_str());
+  }
 }
 
 void Session::start() {
