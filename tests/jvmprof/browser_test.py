@@ -7,7 +7,7 @@ brings a flame graph whose hottest method is LiveHog.hotLoop, search and bottom-
 brings an allocation flame graph with the planted objects, the threads view shows a thread whose
 name is markup as text (no element, no script run), and "exit JVM" ends the JVM only after the
 confirmation dialog; a format=b JVM's "dump heap" brings the heap views (histogram with the 5000
-planted objects, their path from a GC root); a planted deadlock is drawn as a cycle. Requests without the token or with a foreign Host are refused.
+planted objects, their path from a GC root). Requests without the token or with a foreign Host are refused.
 Screenshots of each view go to --screenshots."""
 import argparse
 import os
@@ -196,26 +196,6 @@ def main():
             jvm_b.kill()
             jvm_b.wait()
 
-        # A planted deadlock (hproftest.Deadlock: two threads, LockA and LockB in opposite
-        # orders) drawn as a cycle from the MONITOR DUMP HPROF sends when the JVM exits.
-        dl = subprocess.run(
-            [java, "-agentlib:hprof=monitor=y,thread=y,net=127.0.0.1:" + port,
-             "-cp", a.hprof_classes, "hproftest.Deadlock", "exit"],
-            stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
-        check(dl.returncode == 0, "Deadlock ran: %r" % dl.stderr[-300:])
-        check(select_last_profile(driver), "the Deadlock JVM's profile can be selected")
-        driver.execute_script("document.querySelector('#tabs button[data-tab=\"monitors\"]').click()")
-        check(wait_for(driver, "svg.cycle"), "the deadlock is drawn as a cycle")
-        threads = texts(driver, "svg.cycle .cycle-thread")
-        monitors = texts(driver, "svg.cycle .cycle-monitor")
-        check(len(threads) == 2 and any(t.startswith("Deadlock-1") for t in threads)
-              and any(t.startswith("Deadlock-2") for t in threads),
-              "the cycle's threads are Deadlock-1 and Deadlock-2: %r" % threads)
-        check(sorted(monitors) == ["Lhproftest/Deadlock$LockA;", "Lhproftest/Deadlock$LockB;"],
-              "the cycle's monitors are LockA and LockB: %r" % monitors)
-        check(any("hproftest.Deadlock" in t for t in texts(driver, ".deadlock pre.trace")),
-              "each thread's trace is shown")
-        shot(driver, a.screenshots, "jvmprof-serve-deadlock.png")
     finally:
         if driver:
             driver.quit()
