@@ -7,7 +7,9 @@ script_args "$@"
 set -euo pipefail
 
 packages=(g++ cmake ninja-build libgtest-dev openjdk-17-jdk-headless nlohmann-json3-dev zlib1g-dev visualvm clang libclang-rt-dev dpkg-dev file
-  libh2-java liblucene4.10-java libxalan2-java jython)
+  libh2-java liblucene4.10-java libxalan2-java jython
+  libprotobuf-dev protobuf-compiler libcpp-httplib-dev pkg-config python3 python3-jsonschema chromium
+  chromium-driver python3-selenium golang-go)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

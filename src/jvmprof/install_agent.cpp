@@ -204,8 +204,7 @@ int run_install_agent(std::span<char* const> args) {
   for (const fs::path& jdk : s.jdks) {
     const fs::path home = fs::absolute(jdk, ec).lexically_normal();
     if (!is_jdk(home)) {
-      std::fprintf(stderr, "install-agent: %s is not a JDK (no bin/java and lib/)\n",
-                   home.c_str());
+      std::fprintf(stderr, "install-agent: %s is not a JDK (no bin/java and lib/)\n", home.c_str());
       ok = false;
       continue;
     }

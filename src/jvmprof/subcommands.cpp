@@ -1,8 +1,10 @@
 // The table of jvmprof's subcommands. A new subcommand adds its declaration and one row here.
 #include <cstdio>
 
+#include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
+#include "serve_command.h"
 #include "subcommand.h"
 
 namespace jvmprof {
@@ -20,6 +22,8 @@ std::span<const Subcommand> subcommands() {
       {"strings", "duplicate strings and who holds them", run_strings},
       {"diff", "per-class growth between two heap dumps", run_diff},
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
+      {"convert", "CPU/allocation profile to collapsed, pprof, speedscope or HTML", run_convert},
+      {"serve", "live profiles from HPROF agents (net=) and saved files in a web UI", run_serve},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;

@@ -1,0 +1,151 @@
+// jvmprof convert: an HPROF profile (java.hprof.txt or java.hprof) to collapsed stacks, pprof,
+// speedscope JSON or a self-contained HTML flame graph.
+#include "convert_command.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "profiles.h"
+
+namespace jvmprof {
+namespace {
+
+void usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: jvmprof convert --to collapsed|pprof|speedscope|html [--measure M]...\n"
+               "                       [--threads] IN OUT\n\n"
+               "Converts an HPROF profile (java.hprof.txt from format=a, java.hprof from "
+               "format=b)\nto another viewer's format. OUT '-' is stdout.\n\n"
+               "  --to F        collapsed: folded stacks 'a;b;c N' (FlameGraph, speedscope, "
+               "Perfetto)\n"
+               "                pprof: profile.proto (gzipped when OUT ends in .gz)\n"
+               "                speedscope: speedscope's JSON file format\n"
+               "                html: one self-contained page with interactive flame graphs\n"
+               "  --measure M   what to weigh stacks by (repeatable; collapsed takes one):\n"
+               "                cpu-samples, cpu-calls, cpu-time, alloc-bytes, alloc-objects,\n"
+               "                live-bytes, live-objects, monitor-time. Default: every measure\n"
+               "                the profile has (collapsed: the first of them)\n"
+               "  --threads     collapsed: each stack's thread as its root frame\n");
+}
+
+bool write_output(const std::string& path, const std::string& bytes, bool gzip) {
+  std::string data = bytes;
+  if (gzip) {
+    z_stream z{};
+    if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      return false;
+    std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z.avail_in = static_cast<uInt>(bytes.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int rc = deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) return false;
+    data.swap(out);
+  }
+  if (path == "-") return std::fwrite(data.data(), 1, data.size(), stdout) == data.size();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  return static_cast<bool>(f);
+}
+
+}  // namespace
+
+int run_convert(std::span<char* const> args) {
+  std::string to;
+  std::vector<profiles::Measure> measures;
+  bool threads = false;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i];
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if ((a == "--to" || a == "--measure") && i + 1 < args.size()) {
+      const std::string v = args[++i];
+      if (a == "--to") {
+        to = v;
+      } else {
+        auto m = profiles::parse_measure(v);
+        if (!m) {
+          std::fprintf(stderr, "jvmprof convert: unknown measure '%s' (see --help)\n", v.c_str());
+          return 2;
+        }
+        measures.push_back(*m);
+      }
+    } else if (a == "--threads") {
+      threads = true;
+    } else if (a.size() > 1 && a[0] == '-' && a != "-") {
+      std::fprintf(stderr, "jvmprof convert: unknown or incomplete option '%s' (see --help)\n",
+                   a.c_str());
+      return 2;
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (to != "collapsed" && to != "pprof" && to != "speedscope" && to != "html") {
+    std::fprintf(stderr, "jvmprof convert: --to must be collapsed, pprof, speedscope or html\n");
+    return 2;
+  }
+  if (files.size() != 2) {
+    std::fprintf(stderr, "jvmprof convert: expected IN and OUT (see --help)\n");
+    return 2;
+  }
+  if (to == "collapsed" && measures.size() > 1) {
+    std::fprintf(stderr, "jvmprof convert: collapsed stacks hold one measure\n");
+    return 2;
+  }
+  profiles::JavaProfile profile;
+  try {
+    profile = profiles::read_profile(files[0]);
+  } catch (const profiles::ProfileError& e) {
+    std::fprintf(stderr, "jvmprof convert: %s\n", e.what());
+    return 1;
+  }
+  for (profiles::Measure m : measures) {
+    if (!profiles::has_measure(profile, m)) {
+      std::fprintf(stderr, "jvmprof convert: %s has no data for %s\n", files[0].c_str(),
+                   std::string(profiles::measure_name(m)).c_str());
+      return 1;
+    }
+  }
+  if (measures.empty()) measures = profiles::available_measures(profile);
+  if (measures.empty()) {
+    std::fprintf(stderr,
+                 "jvmprof convert: %s holds no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME "
+                 "section\n",
+                 files[0].c_str());
+    return 1;
+  }
+  std::string out;
+  if (to == "collapsed") {
+    out = profiles::to_collapsed(profiles::stacks(profile, measures[0], threads));
+  } else if (to == "pprof") {
+    out = profiles::to_pprof(profile, measures);
+  } else if (to == "speedscope") {
+    out = profiles::to_speedscope(profile, measures);
+  } else {
+    const size_t slash = files[0].find_last_of('/');
+    out = profiles::to_html(
+        profile, measures,
+        "jvmprof: " + files[0].substr(slash == std::string::npos ? 0 : slash + 1));
+  }
+  const bool gzip =
+      to == "pprof" && files[1].size() > 3 && files[1].compare(files[1].size() - 3, 3, ".gz") == 0;
+  if (!write_output(files[1], out, gzip)) {
+    std::fprintf(stderr, "jvmprof convert: cannot write %s: %s\n", files[1].c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace jvmprof

@@ -1,0 +1,221 @@
+// jvmprof serve: receives HPROF agents' net= streams, opens saved profiles, and serves the web UI.
+#include "serve_command.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "session_registry.h"
+#include "web_server.h"
+
+namespace jvmprof {
+namespace {
+
+void usage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--allow-host NAME]...\n"
+      "                     [--command-timeout SECONDS] [--max-record MIB] [FILES...]\n\n"
+      "Receives the profiles of JVMs started with -agentlib:hprof=...,net=HOST:P (format=a\n"
+      "or format=b, several at once), opens saved java.hprof.txt / java.hprof files, and\n"
+      "serves a web UI with flame graphs and HPROF's interactive commands.\n\n"
+      "  --port P             the port agents connect to (default 7370; 0: any free port)\n"
+      "  --ui-port U          the web UI's port (default 7371; 0: any free port)\n"
+      "  --bind ADDR          the address both listen on (default 127.0.0.1, loopback only;\n"
+      "                       anything else exposes HPROF's unauthenticated commands)\n"
+      "  --allow-host NAME    another Host name the UI answers to (e.g. behind a tunnel)\n"
+      "  --command-timeout S  how long a command waits for its answer (default 30)\n"
+      "  --max-record MIB     largest binary record accepted from an agent (default 256)\n\n"
+      "The UI's URL carries a random token printed at start; requests without it are "
+      "refused.\n");
+}
+
+std::string random_token() {
+  std::random_device rd;  // the kernel's random source
+  std::string t;
+  static const char hex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) t.push_back(hex[rd() % 16]);
+  return t;
+}
+
+int listen_socket(const std::string& bind, int port, int& bound_port, std::string& error) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, bind.c_str(), &addr.sin_addr) != 1) {
+    error = "--bind needs an IPv4 address (HPROF's net= connects over IPv4): " + bind;
+    return -1;
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
+    error = "cannot listen for agents on " + bind + ":" + std::to_string(port) + ": " +
+            std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  bound_port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// Accepts agents until `stop`; each connection becomes a session.
+void accept_agents(int listen_fd, SessionRegistry& registry, std::atomic<bool>& stop) {
+  while (!stop) {
+    pollfd pfd{listen_fd, POLLIN, 0};
+    if (::poll(&pfd, 1, 200) <= 0) continue;
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    timeval send_timeout{5, 0};  // a command never hangs an HTTP handler for long
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
+    char ip[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
+    const std::string name =
+        std::string("JVM at ") + ip + ":" + std::to_string(ntohs(peer.sin_port));
+    if (auto s = registry.add(name, fd, true, 0)) {
+      std::printf("jvmprof serve: %s connected (profile %u)\n", name.c_str(), s->id());
+    } else {
+      std::printf("jvmprof serve: %s refused: too many profiles open\n", name.c_str());
+    }
+    std::fflush(stdout);
+  }
+}
+
+bool parse_int(const char* s, long lo, long hi, long& out) {
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtol(s, &end, 10);
+  return errno == 0 && end != s && *end == '\0' && out >= lo && out <= hi;
+}
+
+}  // namespace
+
+int run_serve(std::span<char* const> args) {
+  long port = 7370, ui_port = 7371, timeout_s = 30, max_record_mib = 256;
+  WebOptions web;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i];
+    const bool has_value = i + 1 < args.size();
+    auto bad = [&](const char* what) {
+      std::fprintf(stderr, "jvmprof serve: %s needs %s (see --help)\n", a.c_str(), what);
+      return 2;
+    };
+    if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--port") {
+      if (!has_value || !parse_int(args[++i], 0, 65535, port)) return bad("a port 0..65535");
+    } else if (a == "--ui-port") {
+      if (!has_value || !parse_int(args[++i], 0, 65535, ui_port)) return bad("a port 0..65535");
+    } else if (a == "--command-timeout") {
+      if (!has_value || !parse_int(args[++i], 1, 3600, timeout_s)) return bad("1..3600 seconds");
+    } else if (a == "--max-record") {
+      if (!has_value || !parse_int(args[++i], 1, 4096, max_record_mib)) return bad("1..4096 MiB");
+    } else if (a == "--bind") {
+      if (!has_value) return bad("an address");
+      web.bind = args[++i];
+    } else if (a == "--allow-host") {
+      if (!has_value) return bad("a host name");
+      web.extra_hosts.push_back(args[++i]);
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "jvmprof serve: unknown option '%s' (see --help)\n", a.c_str());
+      return 2;
+    } else {
+      files.push_back(a);
+    }
+  }
+  // Block the stop signals in every thread; one thread waits for them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  SessionLimits limits;
+  limits.command_timeout = std::chrono::seconds(timeout_s);
+  limits.max_record = static_cast<size_t>(max_record_mib) << 20;
+  // Live format=b streams are spooled here so their heap dumps can be indexed.
+  char spool_template[] = "/tmp/jvmprof-serve-XXXXXX";
+  const char* spool_dir = ::mkdtemp(spool_template);
+  if (spool_dir != nullptr) limits.spool_dir = spool_dir;
+  SessionRegistry registry(limits);
+  for (const auto& f : files) {
+    const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      std::fprintf(stderr, "jvmprof serve: cannot open %s: %s\n", f.c_str(),
+                   fd < 0 ? std::strerror(errno) : "not a regular file");
+      if (fd >= 0) ::close(fd);
+      return 1;
+    }
+    registry.add(f, fd, false, static_cast<uint64_t>(st.st_size));
+  }
+  std::string error;
+  int agent_port = 0;
+  const int listen_fd = listen_socket(web.bind, static_cast<int>(port), agent_port, error);
+  if (listen_fd < 0) {
+    std::fprintf(stderr, "jvmprof serve: %s\n", error.c_str());
+    return 1;
+  }
+  web.port = static_cast<int>(ui_port);
+  web.token = random_token();
+  WebServer server(registry, web);
+  const int bound_ui = server.bind(error);
+  if (bound_ui < 0) {
+    std::fprintf(stderr, "jvmprof serve: %s\n", error.c_str());
+    ::close(listen_fd);
+    return 1;
+  }
+  if (web.bind != "127.0.0.1")
+    std::fprintf(stderr,
+                 "jvmprof serve: warning: listening on %s, not loopback only: anyone who can "
+                 "reach the agent port can send HPROF commands to the JVMs\n",
+                 web.bind.c_str());
+  std::printf("jvmprof serve: agents: -agentlib:hprof=cpu=samples,heap=sites,net=%s:%d\n",
+              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), agent_port);
+  std::printf("jvmprof serve: UI: http://%s:%d/?token=%s\n",
+              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), bound_ui, web.token.c_str());
+  std::fflush(stdout);
+
+  std::atomic<bool> stop{false};
+  std::thread acceptor(accept_agents, listen_fd, std::ref(registry), std::ref(stop));
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    stop = true;
+    server.stop();
+  });
+  server.run();
+  stop = true;
+  acceptor.join();
+  // The signal thread waits for a signal; if the server ended by itself, send it one.
+  pthread_kill(signals.native_handle(), SIGTERM);
+  signals.join();
+  ::close(listen_fd);
+  registry.stop_all();
+  registry.clear();  // removes the spool files
+  if (spool_dir != nullptr) ::rmdir(spool_dir);
+  std::printf("jvmprof serve: stopped\n");
+  return 0;
+}
+
+}  // namespace jvmprof

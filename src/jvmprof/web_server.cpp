@@ -1,0 +1,410 @@
+#include "web_server.h"
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <functional>
+#include <set>
+
+#include "profiles.h"
+#include "serve_assets.h"
+
+namespace jvmprof {
+namespace {
+
+constexpr char kCookie[] = "jvmprof_token";
+
+bool same_secret(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;  // constant time: no early exit on the first difference
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string cookie_token(const httplib::Request& req) {
+  const std::string cookies = req.get_header_value("Cookie");
+  const std::string key = std::string(kCookie) + "=";
+  size_t at = 0;
+  while ((at = cookies.find(key, at)) != std::string::npos) {
+    if (at == 0 || cookies[at - 1] == ' ' || cookies[at - 1] == ';') {
+      const size_t start = at + key.size();
+      const size_t end = cookies.find(';', start);
+      return cookies.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    }
+    at += key.size();
+  }
+  return {};
+}
+
+void json_reply(httplib::Response& res, const nlohmann::json& j, int status = 200) {
+  res.status = status;
+  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
+}
+
+void error_reply(httplib::Response& res, int status, const std::string& message) {
+  json_reply(res, {{"error", message}}, status);
+}
+
+}  // namespace
+
+struct WebServer::Impl {
+  SessionRegistry& registry;
+  WebOptions options;
+  httplib::Server server;
+  std::set<std::string> allowed_hosts;  // Host header values, with port
+
+  Impl(SessionRegistry& r, WebOptions o) : registry(r), options(std::move(o)) {}
+
+  bool host_allowed(const std::string& host) const { return allowed_hosts.count(host) != 0; }
+
+  httplib::Server::HandlerResponse check(const httplib::Request& req, httplib::Response& res) {
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_header("Referrer-Policy", "no-referrer");
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                   "script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+    if (!host_allowed(req.get_header_value("Host"))) {
+      error_reply(res, 403, "Host not allowed (jvmprof serve answers to its own address only)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_header("Origin") && !(req.get_header_value("Origin").starts_with("http://") &&
+                                      host_allowed(req.get_header_value("Origin").substr(7)))) {
+      error_reply(res, 403, "cross-origin request refused");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    std::string token = req.get_param_value("token");
+    if (token.empty()) token = req.get_header_value("X-Jvmprof-Token");
+    if (token.empty()) token = cookie_token(req);
+    if (!same_secret(token, options.token)) {
+      error_reply(res, 401, "missing or wrong token: open the URL jvmprof serve printed");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_param("token")) {
+      // The page's own requests then carry the token as a cookie, never in URLs it builds.
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + options.token +
+                                       "; Path=/; HttpOnly; SameSite=Strict");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  std::shared_ptr<Session> session(const httplib::Request& req, httplib::Response& res) {
+    uint32_t id = 0;
+    try {
+      id = static_cast<uint32_t>(std::stoul(req.matches[1].str()));
+    } catch (const std::exception&) {
+    }
+    auto s = registry.find(id);
+    if (!s) error_reply(res, 404, "no such profile");
+    return s;
+  }
+
+  static nlohmann::json object_json(const analysis::ObjectInfo& o) {
+    char id[32];
+    std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(o.id));
+    return {{"id", id},
+            {"class", o.class_name},
+            {"shallow", o.shallow_bytes},
+            {"retained", o.retained_bytes}};
+  }
+
+  // Heap views over the analysis library; each opens (indexes) the newest dump on first use.
+  void heap_routes() {
+    auto with_heap = [this](const httplib::Request& req, httplib::Response& res,
+                            const std::function<nlohmann::json(const analysis::HeapDump&)>& f) {
+      auto s = session(req, res);
+      if (!s) return;
+      std::string error;
+      auto heap = s->heap(error);
+      if (!heap) return error_reply(res, 404, error);
+      try {
+        json_reply(res, f(*heap));
+      } catch (const std::exception& e) {
+        error_reply(res, 500, e.what());
+      }
+    };
+    server.Get(R"(/api/profiles/(\d+)/heap/summary)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 with_heap(req, res, [](const analysis::HeapDump& h) {
+                   const auto s = h.summary();
+                   nlohmann::json classes = nlohmann::json::array();
+                   auto histogram = h.class_histogram();
+                   if (histogram.size() > 300) histogram.resize(300);
+                   for (const auto& c : histogram)
+                     classes.push_back({{"name", c.name},
+                                        {"instances", c.instances},
+                                        {"shallow", c.shallow_bytes},
+                                        {"retained", c.retained_bytes}});
+                   return nlohmann::json{{"objects", s.objects},
+                                         {"instances", s.instances},
+                                         {"classes", s.classes},
+                                         {"shallowBytes", s.shallow_bytes},
+                                         {"reachableBytes", s.reachable_bytes},
+                                         {"unreachableObjects", s.unreachable_objects},
+                                         {"gcRoots", s.gc_roots},
+                                         {"histogram", std::move(classes)}};
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/dominators)", [=](const httplib::Request& req,
+                                                             httplib::Response& res) {
+      with_heap(req, res, [](const analysis::HeapDump& h) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& b : h.biggest_objects(30, 6)) {
+          nlohmann::json by_class = nlohmann::json::array();
+          for (const auto& c : b.retained_by_class)
+            by_class.push_back(
+                {{"name", c.name}, {"instances", c.instances}, {"shallow", c.shallow_bytes}});
+          list.push_back({{"object", object_json(b.object)},
+                          {"retainedObjects", b.retained_objects},
+                          {"retainedByClass", std::move(by_class)}});
+        }
+        return list;
+      });
+    });
+    server.Get(R"(/api/profiles/(\d+)/heap/instances)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 const std::string cls = req.get_param_value("class");
+                 with_heap(req, res, [&cls](const analysis::HeapDump& h) {
+                   nlohmann::json list = nlohmann::json::array();
+                   for (const auto& o : h.instances_of(cls, 50)) list.push_back(object_json(o));
+                   return list;
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/path)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 uint64_t id = 0;
+                 try {
+                   id = std::stoull(req.get_param_value("id"), nullptr, 0);
+                 } catch (const std::exception&) {
+                   return error_reply(res, 400, "id= must be an object id (0x...)");
+                 }
+                 with_heap(req, res, [id](const analysis::HeapDump& h) {
+                   nlohmann::json paths = nlohmann::json::array();
+                   for (const auto& path : h.paths_to(id, 3)) {
+                     nlohmann::json steps = nlohmann::json::array();
+                     for (const auto& step : path)
+                       steps.push_back({{"object", object_json(step.object)}, {"via", step.via}});
+                     paths.push_back(std::move(steps));
+                   }
+                   return paths;
+                 });
+               });
+    server.Get(R"(/api/profiles/(\d+)/heap/strings)", [=](const httplib::Request& req,
+                                                          httplib::Response& res) {
+      with_heap(req, res, [](const analysis::HeapDump& h) {
+        const auto r = h.duplicate_strings(30, 3);
+        nlohmann::json top = nlohmann::json::array();
+        for (const auto& d : r.top)
+          top.push_back({{"value", d.value}, {"count", d.count}, {"wasted", d.wasted_bytes}});
+        return nlohmann::json{
+            {"strings", r.strings}, {"wasted", r.wasted_bytes}, {"top", std::move(top)}};
+      });
+    });
+  }
+
+  void routes() {
+    server.set_pre_routing_handler(
+        [this](const httplib::Request& req, httplib::Response& res) { return check(req, res); });
+    auto asset = [this](const char* path, std::string_view content, const char* type) {
+      server.Get(path, [content, type](const httplib::Request&, httplib::Response& res) {
+        res.set_content(std::string(content), type);
+      });
+    };
+    asset("/", web_assets::kIndexHtml, "text/html; charset=utf-8");
+    asset("/app.js", web_assets::kAppJs, "text/javascript; charset=utf-8");
+    asset("/app.css", web_assets::kAppCss, "text/css; charset=utf-8");
+    asset("/flamegraph.js", profiles::flamegraph_js(), "text/javascript; charset=utf-8");
+    asset("/flamegraph.css", profiles::flamegraph_css(), "text/css; charset=utf-8");
+
+    server.Get("/api/profiles", [this](const httplib::Request&, httplib::Response& res) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& s : registry.all()) list.push_back(s->info());
+      json_reply(res, list);
+    });
+    server.Get(R"(/api/profiles/(\d+))",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 if (auto s = session(req, res)) json_reply(res, s->info());
+               });
+    server.Get(R"(/api/profiles/(\d+)/flame)", [this](const httplib::Request& req,
+                                                      httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      auto m = profiles::parse_measure(req.get_param_value("measure"));
+      if (!m) return error_reply(res, 400, "unknown measure");
+      auto p = s->profile();
+      res.set_content(profiles::flame_json(*p, *m, req.get_param_value("threads") == "1"),
+                      "application/json");
+    });
+    server.Get(R"(/api/profiles/(\d+)/threads)", [this](const httplib::Request& req,
+                                                        httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      auto p = s->profile();
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& [serial, t] : p->threads)
+        list.push_back(
+            {{"serial", serial}, {"name", t.name}, {"group", t.group}, {"ended", t.ended}});
+      json_reply(res, list);
+    });
+    server.Get(R"(/api/profiles/(\d+)/monitors)", [this](const httplib::Request& req,
+                                                         httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      auto p = s->profile();
+      nlohmann::json rows = nlohmann::json::array();
+      if (p->monitor_time) {
+        for (const auto& r : p->monitor_time->rows) {
+          nlohmann::json frames = nlohmann::json::array();
+          if (const auto* t = p->trace(r.trace))
+            for (const auto& f : t->frames) frames.push_back(profiles::frame_label(f, true));
+          const uint64_t ms = static_cast<uint64_t>(
+              r.self_percent * static_cast<double>(p->monitor_time->total) / 100.0 + 0.5);
+          rows.push_back({{"monitor", r.name},
+                          {"count", r.count},
+                          {"percent", r.self_percent},
+                          {"ms", ms},
+                          {"trace", r.trace},
+                          {"frames", std::move(frames)}});
+        }
+      }
+      // The monitor dump as a table, and its deadlocks as cycles with each thread's trace.
+      const auto dump = profiles::parse_monitor_dump(p->monitor_dump);
+      auto thread_json = [&](uint32_t serial) {
+        uint32_t trace = 0;
+        std::string status;
+        for (const auto& t : dump.threads)
+          if (t.serial == serial) trace = t.trace, status = t.status;
+        nlohmann::json frames = nlohmann::json::array();
+        if (const auto* t = p->trace(trace))
+          for (const auto& f : t->frames) frames.push_back(profiles::frame_label(f, true));
+        std::string name = p->thread_name(serial);
+        return nlohmann::json{{"serial", serial},
+                              {"name", name},
+                              {"status", status},
+                              {"trace", trace},
+                              {"frames", std::move(frames)}};
+      };
+      nlohmann::json monitors = nlohmann::json::array();
+      for (const auto& m : dump.monitors) {
+        auto names = [&](const std::vector<uint32_t>& list) {
+          nlohmann::json out = nlohmann::json::array();
+          for (uint32_t t : list)
+            out.push_back(thread_json(t)["name"].get<std::string>() + " (" + std::to_string(t) +
+                          ")");
+          return out;
+        };
+        monitors.push_back({{"monitor", m.signature},
+                            {"owner", m.owner ? thread_json(*m.owner)["name"].get<std::string>() +
+                                                    " (" + std::to_string(*m.owner) + ")"
+                                              : std::string()},
+                            {"entryCount", m.entry_count},
+                            {"waitingToEnter", names(m.waiting_to_enter)},
+                            {"waitingToBeNotified", names(m.waiting_to_be_notified)}});
+      }
+      nlohmann::json deadlocks = nlohmann::json::array();
+      for (const auto& cycle : profiles::deadlock_cycles(dump)) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (const auto& [thread, m] : cycle)
+          steps.push_back({{"thread", thread_json(thread)},
+                           {"monitor", dump.monitors[m].signature},
+                           {"owner", *dump.monitors[m].owner}});
+        deadlocks.push_back(std::move(steps));
+      }
+      json_reply(res, {{"totalMs", p->monitor_time ? p->monitor_time->total : 0},
+                       {"rows", std::move(rows)},
+                       {"monitors", std::move(monitors)},
+                       {"deadlocks", std::move(deadlocks)},
+                       {"dump", p->monitor_dump}});
+    });
+    server.Get(R"(/api/profiles/(\d+)/export)", [this](const httplib::Request& req,
+                                                       httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      auto p = s->profile();
+      const std::string to = req.get_param_value("to");
+      auto measures = profiles::available_measures(*p);
+      if (measures.empty()) return error_reply(res, 404, "nothing to export yet");
+      const std::string base = "jvmprof-profile-" + std::to_string(s->id());
+      if (to == "collapsed") {
+        auto m = profiles::parse_measure(req.get_param_value("measure"));
+        res.set_content(profiles::to_collapsed(profiles::stacks(*p, m ? *m : measures[0])),
+                        "text/plain; charset=utf-8");
+        res.set_header("Content-Disposition", "attachment; filename=\"" + base + ".collapsed\"");
+      } else if (to == "pprof") {
+        res.set_content(profiles::to_pprof(*p, measures), "application/octet-stream");
+        res.set_header("Content-Disposition", "attachment; filename=\"" + base + ".pb\"");
+      } else if (to == "speedscope") {
+        res.set_content(profiles::to_speedscope(*p, measures), "application/json");
+        res.set_header("Content-Disposition",
+                       "attachment; filename=\"" + base + ".speedscope.json\"");
+      } else if (to == "html") {
+        res.set_content(
+            profiles::to_html(*p, measures, "jvmprof: profile " + std::to_string(s->id())),
+            "text/html; charset=utf-8");
+        res.set_header("Content-Disposition", "attachment; filename=\"" + base + ".html\"");
+      } else {
+        error_reply(res, 400, "to= must be collapsed, pprof, speedscope or html");
+      }
+    });
+    server.Post(R"(/api/profiles/(\d+)/command)", [this](const httplib::Request& req,
+                                                         httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      nlohmann::json body;
+      try {
+        body = nlohmann::json::parse(req.body);
+      } catch (const nlohmann::json::exception&) {
+        return error_reply(res, 400, "the body must be JSON: {\"command\": ...}");
+      }
+      if (!body.is_object() || !body.contains("command") || !body["command"].is_string())
+        return error_reply(res, 400, "the body must be JSON: {\"command\": ...}");
+      try {
+        json_reply(res, s->command(body["command"].get<std::string>(), body));
+      } catch (const std::invalid_argument& e) {
+        error_reply(res, 400, e.what());
+      } catch (const std::runtime_error& e) {
+        error_reply(res, 409, e.what());
+      }
+    });
+    heap_routes();
+    server.set_payload_max_length(1 << 16);
+  }
+};
+
+WebServer::WebServer(SessionRegistry& registry, WebOptions options)
+    : impl_(std::make_unique<Impl>(registry, std::move(options))) {
+  impl_->routes();
+}
+
+WebServer::~WebServer() = default;
+
+int WebServer::bind(std::string& error) {
+  auto& o = impl_->options;
+  int port = o.port;
+  if (port == 0) {
+    port = impl_->server.bind_to_any_port(o.bind);
+  } else if (!impl_->server.bind_to_port(o.bind, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    error = "cannot listen on " + o.bind + ":" + std::to_string(o.port);
+    return -1;
+  }
+  const std::string p = ":" + std::to_string(port);
+  for (const std::string h : {"127.0.0.1", "localhost", "[::1]"})
+    impl_->allowed_hosts.insert(h + p);
+  if (o.bind != "0.0.0.0" && o.bind != "::") impl_->allowed_hosts.insert(o.bind + p);
+  for (const auto& h : o.extra_hosts) impl_->allowed_hosts.insert(h + p);
+  return port;
+}
+
+void WebServer::run() {
+  impl_->server.listen_after_bind();
+}
+void WebServer::stop() {
+  impl_->server.stop();
+}
+
+}  // namespace jvmprof

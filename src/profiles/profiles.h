@@ -1,0 +1,200 @@
+// profiles: HPROF's CPU, allocation-site, monitor and thread reports as a model, read from
+// java.hprof.txt (format=a) or java.hprof (format=b), whole files or streams fed piece by piece,
+// and written as collapsed stacks, pprof, speedscope JSON or a self-contained HTML flame graph.
+// Heap dumps are counted, not modelled here: the analysis library reads those.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace profiles {
+
+// One frame of a TRACE. `method` is "pkg.Class.method"; line > 0 is a line number, otherwise
+// HPROF's codes: -1 unknown, -2 compiled, -3 native.
+struct Frame {
+  std::string method;
+  std::string source;
+  int32_t line = -1;
+  bool operator==(const Frame&) const = default;
+};
+
+struct Trace {
+  uint32_t serial = 0;
+  uint32_t thread = 0;        // 0 unless HPROF ran with thread=y
+  std::vector<Frame> frames;  // leaf (top of stack) first, as HPROF prints them
+};
+
+// A CPU SAMPLES, CPU TIME or MONITOR TIME row. `count` is samples (CPU SAMPLES), calls (CPU TIME)
+// or contentions (MONITOR TIME); `self_percent` is the row's share of the section's total.
+struct CostRow {
+  uint32_t trace = 0;
+  uint64_t count = 0;
+  double self_percent = 0;
+  std::string name;  // the top frame's method (CPU) or the monitor's class (MONITOR TIME)
+};
+
+struct CostSection {
+  uint64_t total = 0;  // samples (CPU SAMPLES) or milliseconds (CPU TIME, MONITOR TIME)
+  std::vector<CostRow> rows;
+};
+
+struct Site {
+  std::string class_name;
+  uint32_t trace = 0;
+  uint64_t live_bytes = 0, live_objects = 0, alloc_bytes = 0, alloc_objects = 0;
+};
+
+struct ThreadInfo {
+  uint32_t serial = 0;
+  std::string name, group;
+  bool ended = false;
+};
+
+// What one profile holds. Each report section replaces the previous one of its kind when its end
+// has been read (HPROF writes a complete section on every dump), so a profile whose stream broke
+// off keeps the last complete sections.
+struct JavaProfile {
+  std::string source;
+  bool binary = false;
+  std::map<uint32_t, Trace> traces;
+  std::map<uint32_t, ThreadInfo> threads;
+  std::optional<CostSection> cpu_samples, cpu_time, monitor_time;
+  std::optional<std::vector<Site>> sites;
+  std::string monitor_dump;  // the last MONITOR DUMP section's text (format=a)
+  uint64_t heap_dumps = 0;   // complete heap dumps seen
+  uint64_t sections = 0;     // complete report sections seen (to notice updates)
+  // Complete sections by name: "CPU SAMPLES", "CPU TIME", "MONITOR TIME", "MONITOR DUMP",
+  // "SITES", "HEAP DUMP", "HEAP SUMMARY" (to tell which command was answered).
+  std::map<std::string, uint64_t> section_counts;
+  void count_section(const std::string& name) {
+    ++sections;
+    ++section_counts[name];
+  }
+  // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
+  std::optional<std::vector<uint64_t>> heap_summary;
+
+  const Trace* trace(uint32_t serial) const;
+  std::string thread_name(uint32_t serial) const;  // "" if unknown
+};
+
+// Malformed input; the message is one line and names the source and where.
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses a profile stream incrementally, in either format (told apart by the first bytes: the
+// binary header ends its magic with a NUL). Memory is bounded: a text line longer than
+// `max_line` or a binary record larger than `max_record` is a ProfileError, and heap dumps are
+// skipped (text) or dropped after parsing (binary). After an error the parser is unusable; what
+// was parsed before stays in profile().
+class StreamReader {
+ public:
+  explicit StreamReader(std::string source, size_t max_line = 1 << 16,
+                        size_t max_record = size_t{256} << 20);
+  ~StreamReader();
+  StreamReader(const StreamReader&) = delete;
+  StreamReader& operator=(const StreamReader&) = delete;
+
+  void feed(std::string_view bytes);
+  // End of input: a stream cut inside a section or record is reported as a ProfileError, but the
+  // profile keeps everything complete before the cut.
+  void finish();
+  const JavaProfile& profile() const;
+  JavaProfile& profile();
+  bool binary() const;      // known after the first bytes
+  uint64_t bytes() const;   // fed so far
+  size_t buffered() const;  // bytes held waiting for the rest of a line or record
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads a whole java.hprof.txt or java.hprof file. Throws ProfileError.
+JavaProfile read_profile(const std::string& path);
+
+// ---- MONITOR DUMP (format=a): who owns which monitor, who waits ----
+
+struct MonitorDump {
+  struct Thread {
+    uint32_t serial = 0, trace = 0;
+    std::string status;  // HPROF's code: R, MW (blocked entering), CW (waiting), SL, ...
+  };
+  struct Monitor {
+    std::string signature;  // e.g. Lapp/Lock;
+    std::optional<uint32_t> owner;
+    uint32_t entry_count = 0;
+    std::vector<uint32_t> waiting_to_enter, waiting_to_be_notified;
+  };
+  std::vector<Thread> threads;
+  std::vector<Monitor> monitors;
+};
+// Parses a MONITOR DUMP section's text (JavaProfile::monitor_dump); lines it does not know are
+// skipped.
+MonitorDump parse_monitor_dump(std::string_view text);
+// Deadlocks found from the dump itself: cycles in "thread waits to enter a monitor owned by
+// thread". Each cycle lists (thread, monitor index it waits for), starting at its lowest serial.
+std::vector<std::vector<std::pair<uint32_t, size_t>>> deadlock_cycles(const MonitorDump& dump);
+
+// ---- Stacks: a profile as weighted root-first call stacks ----
+
+enum class Measure {
+  kCpuSamples,     // CPU SAMPLES counts
+  kCpuCalls,       // CPU TIME call counts
+  kCpuTimeMs,      // CPU TIME self time, ms (from the row's share of the total)
+  kAllocBytes,     // SITES, allocated bytes, class as the leaf frame
+  kAllocObjects,   // SITES, allocated objects
+  kLiveBytes,      // SITES, live bytes
+  kLiveObjects,    // SITES, live objects
+  kMonitorTimeMs,  // MONITOR TIME, ms blocked, monitor class as the leaf frame
+};
+
+struct Stack {
+  std::vector<std::string> frames;  // root first
+  uint64_t weight = 0;
+  uint32_t thread = 0;
+};
+
+std::string_view measure_name(Measure m);  // "cpu-samples", "alloc-bytes", ...
+std::optional<Measure> parse_measure(std::string_view name);
+std::string_view measure_unit(Measure m);  // "samples", "calls", "ms", "bytes", "objects"
+bool has_measure(const JavaProfile& p, Measure m);
+// The measures that have data, in enum order.
+std::vector<Measure> available_measures(const JavaProfile& p);
+// One stack per non-zero row; a trace that is missing gives a frame "<unknown trace N>".
+// `thread_root` puts the thread's name ("thread <name>") as the root frame.
+std::vector<Stack> stacks(const JavaProfile& p, Measure m, bool thread_root = false);
+// A frame's label in stacks: method, and for `with_lines` "(Source.java:12)".
+std::string frame_label(const Frame& f, bool with_lines = false);
+
+// ---- Exports ----
+
+// Brendan Gregg's folded format: "root;child;leaf weight\n", one line per distinct stack,
+// sorted. Separators in names (';', newlines) are replaced by '_'.
+std::string to_collapsed(const std::vector<Stack>& stacks);
+// pprof's profile.proto (uncompressed): one sample type per measure given, each stack a sample.
+std::string to_pprof(const JavaProfile& p, const std::vector<Measure>& measures);
+// speedscope's file format: one "sampled" profile per measure.
+std::string to_speedscope(const JavaProfile& p, const std::vector<Measure>& measures);
+// One HTML page with an interactive flame graph per measure; scripts and styles inline, no
+// network. Everything from the profile is escaped (JSON in a script block with '<' escaped, text
+// set through textContent).
+std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
+                    const std::string& title);
+// The profile's flame data as JSON, the shape both the HTML page and the web UI draw:
+// {"measure","unit","total","root":{"n","v","c":[...]}}; children sorted by name.
+std::string flame_json(const JavaProfile& p, Measure m, bool thread_root = false);
+// Escapes &, <, >, " and ' for HTML text and attributes.
+std::string html_escape(std::string_view s);
+// The flame graph's script and style (shared with the web UI).
+std::string_view flamegraph_js();
+std::string_view flamegraph_css();
+
+}  // namespace profiles

@@ -1,0 +1,163 @@
+// jvmprof serve's receiver and command protocol against a live JVM running HPROF with net= (JDK 17,
+// and JDK 25 when installed), in both stream formats: every command that HPROF answers is
+// answered, the others are accepted without disturbing the JVM, reset-cpu clears the CPU costs,
+// exit needs its confirmation and ends the JVM, and a JVM killed mid-run leaves its profile.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "agent_session.h"
+#include "hprof_test.h"
+
+namespace hproftest {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Listener {
+ public:
+  Listener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      throw std::runtime_error("cannot listen on loopback");
+    port_ = ntohs(a.sin_port);
+  }
+  ~Listener() { ::close(fd_); }
+  int port() const { return port_; }
+  int accept_one(JavaProcess& jvm) {
+    while (jvm.running()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) return ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    }
+    return -1;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+class SessionJvmTest : public HprofTest {
+ protected:
+  void ControlProtocol(bool binary);
+};
+
+bool Eventually(JavaProcess& jvm, const std::function<bool()>& pred) {
+  return jvm.wait_until(pred);
+}
+
+std::string CommandState(jvmprof::Session& s, uint64_t serial) {
+  const nlohmann::json info = s.info();  // kept: the loop must not run over a temporary
+  for (const auto& c : info["commands"])
+    if (c["serial"] == serial) return c["state"];
+  return "?";
+}
+
+void SessionJvmTest::ControlProtocol(bool binary) {
+  Listener listener;
+  const std::string net = "net=127.0.0.1:" + std::to_string(listener.port());
+  JavaProcess jvm(
+      jdk(),
+      Command("cpu=samples,heap=sites,depth=8," + std::string(binary ? "format=b," : "") + net,
+              "hproftest.Blocker"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << "HPROF did not connect\n" << jvm.wait().describe();
+  jvmprof::SessionLimits limits;
+  limits.command_timeout = 60s;
+  jvmprof::Session session(1, "jvm", fd, true, 0, limits);
+  session.start();
+  ASSERT_TRUE(jvm.wait_for_stdout("READY")) << jvm.wait().describe();
+
+  auto answered = [&](const std::string& name) {
+    const uint64_t serial = session.command(name, {})["serial"];
+    const bool ok = Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; });
+    return ok ? std::string("answered")
+              : CommandState(session, serial) + "\n" + session.info().dump() +
+                    "\nJVM stderr: " + jvm.stderr_so_far();
+  };
+  EXPECT_EQ(answered("cpu-samples"), "answered");
+  EXPECT_EQ(answered("sites"), "answered");
+  EXPECT_EQ(answered("dump-heap"), "answered");
+  if (binary) {
+    EXPECT_EQ(answered("heap-summary"), "answered");
+  }
+  auto p = session.profile();
+  ASSERT_TRUE(p->cpu_samples.has_value());
+  ASSERT_TRUE(p->sites.has_value());
+  EXPECT_EQ(p->heap_dumps, 1u);
+  // Blocker keeps 3000 char arrays: the sites name them.
+  bool chars = false;
+  for (const auto& s : *p->sites) chars |= s.class_name == "char[]" && s.live_objects >= 3000;
+  EXPECT_TRUE(chars) << "no site with the 3000 live char[] Blocker keeps";
+  const uint64_t total_before = p->cpu_samples->total;
+
+  for (const char* name : {"gc", "traces", "cpu-off", "cpu-on", "alloc-off", "alloc-on"})
+    EXPECT_EQ(session.command(name, {})["state"], "sent") << name;
+  EXPECT_EQ(session.command("depth", {{"depth", 4}})["state"], "sent");
+  // reset-cpu clears the CPU costs: the next report counts fewer samples than the one before.
+  EXPECT_EQ(session.command("reset-cpu", {})["state"], "sent");
+  EXPECT_EQ(answered("cpu-samples"), "answered");
+  if (total_before > 0) {
+    EXPECT_LT(session.profile()->cpu_samples->total, total_before) << "reset-cpu had no effect";
+  }
+  EXPECT_TRUE(jvm.running()) << "a command ended the JVM\n" << jvm.wait().describe();
+
+  // Exit: refused without confirmation (the JVM goes on), then confirmed.
+  EXPECT_THROW(session.command("exit", {}), std::invalid_argument);
+  EXPECT_TRUE(jvm.running());
+  session.command("exit", {{"confirm", true}});
+  const RunResult run = jvm.wait(/*close_input=*/false);
+  EXPECT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_EQ(run.out.find("GOT"), std::string::npos) << "the program went on instead of exiting";
+  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  EXPECT_TRUE(session.profile()->sites.has_value()) << "the profile was lost when the JVM ended";
+}
+
+TEST_P(SessionJvmTest, ControlProtocolText) {
+  ControlProtocol(false);
+}
+TEST_P(SessionJvmTest, ControlProtocolBinary) {
+  ControlProtocol(true);
+}
+
+// A JVM killed outright mid-run: the session ends and keeps everything it had received.
+TEST_P(SessionJvmTest, KilledJvmKeepsItsProfile) {
+  Listener listener;
+  JavaProcess jvm(jdk(),
+                  Command("cpu=samples,heap=sites,net=127.0.0.1:" + std::to_string(listener.port()),
+                          "hproftest.Blocker"),
+                  dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::Session session(1, "jvm", fd, true, 0, {});
+  session.start();
+  ASSERT_TRUE(jvm.wait_for_stdout("READY")) << jvm.wait().describe();
+  const uint64_t serial = session.command("sites", {})["serial"];
+  ASSERT_TRUE(Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; }));
+  jvm.signal(SIGKILL);
+  jvm.wait();
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (session.info()["state"] != "ended" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(session.info()["state"], "ended");
+  EXPECT_TRUE(session.profile()->sites.has_value());
+  EXPECT_THROW(session.command("gc", {}), std::runtime_error) << "a command to a gone JVM";
+}
+
+INSTANTIATE_FOR_JDKS(SessionJvmTest);
+
+}  // namespace
+}  // namespace hproftest

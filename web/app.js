@@ -1,0 +1,438 @@
+// jvmprof serve's UI: the list of profiles (live JVMs and files), HPROF's commands for a live JVM,
+// and the views (CPU and allocation flame graphs, monitors, threads). It polls the server once a
+// second and redraws the open view when the profile has new sections. Every string from a profile
+// is set with textContent: nothing from a JVM is ever parsed as HTML.
+'use strict';
+(function () {
+  var state = { profiles: [], selected: null, tab: 'cpu', measure: null, perThread: false,
+                drawnKey: null, graph: null };
+  var COMMANDS = [
+    ['gc', 'GC'], ['dump-heap', 'dump heap'], ['sites', 'sites'], ['heap-summary', 'heap summary'],
+    ['cpu-samples', 'CPU samples'], ['traces', 'traces'], ['cpu-on', 'CPU on'], ['cpu-off', 'CPU off'],
+    ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
+    ['reset-sites', 'reset sites']];
+  var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads'],
+              ['heap', 'Heap']];
+  var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
+                   alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function api(path, options) {
+    return fetch(path, options).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error(j.error || r.statusText);
+        return j;
+      });
+    });
+  }
+  function bytes(n) {
+    if (n < 1024) return n + ' B';
+    if (n < 1048576) return (n / 1024).toFixed(1) + ' KiB';
+    return (n / 1048576).toFixed(1) + ' MiB';
+  }
+
+  // Drop the token from the address bar (the cookie carries it now) so it is not shared by copying.
+  if (location.search.indexOf('token=') >= 0) history.replaceState(null, '', location.pathname);
+
+  function current() {
+    return state.profiles.filter(function (p) { return p.id === state.selected; })[0];
+  }
+
+  function drawList() {
+    var ul = $('profile-list');
+    // Redrawn only when something shown changed, so clicks never land on a replaced element.
+    var key = JSON.stringify(state.profiles.map(function (p) {
+      return [p.id, p.name, p.live, p.state, p.bytes >> 10, p.id === state.selected];
+    }));
+    if (key === state.listKey) return;
+    state.listKey = key;
+    ul.textContent = '';
+    state.profiles.forEach(function (p) {
+      var li = el('li', p.id === state.selected ? 'selected' : '', p.name);
+      li.setAttribute('data-id', p.id);
+      li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' + bytes(p.bytes)));
+      li.addEventListener('click', function () { select(p.id); });
+      ul.appendChild(li);
+    });
+  }
+
+  function select(id) {
+    state.selected = id;
+    state.drawnKey = null;
+    state.graph = null;
+    drawList();
+    drawProfile();
+  }
+
+  function drawProfile() {
+    var p = current();
+    $('empty').hidden = !!p;
+    $('profile').hidden = !p;
+    if (!p) return;
+    $('profile-name').textContent = p.name;
+    var s = $('profile-state');
+    s.textContent = 'state: ' + p.state + (p.format ? ', format=' + p.format : '') + ', ' +
+      bytes(p.bytes) + ' received, ' + p.sections + ' sections, ' + p.traces + ' traces, ' +
+      p.threads + ' threads, ' + p.heapDumps + ' heap dumps' +
+      (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
+    if (p.error) s.appendChild(el('div', 'state-error', p.error));
+    var reading = !p.live && p.state === 'reading' && p.size > 0;
+    $('progress').hidden = !reading;
+    if (reading) {
+      $('progress-bar').value = Math.floor(100 * p.bytes / p.size);
+      $('progress-text').textContent = 'reading ' + bytes(p.bytes) + ' of ' + bytes(p.size);
+    }
+    $('controls').hidden = !p.live;
+    var canSend = p.live && (p.state === 'connected' || p.state === 'error');
+    Array.prototype.forEach.call(document.querySelectorAll('#controls button'), function (b) {
+      b.disabled = !canSend;
+    });
+    drawLog(p);
+    drawView(p);
+  }
+
+  function drawLog(p) {
+    var t = $('command-log');
+    t.textContent = '';
+    (p.commands || []).slice(-8).reverse().forEach(function (c) {
+      var tr = el('tr');
+      var cls = c.state.replace(' ', '');
+      tr.append(el('td', null, '#' + c.serial), el('td', null, c.command), el('td', cls, c.state),
+                el('td', null, c.answeredMs >= 0 ? c.answeredMs + ' ms' : ''),
+                el('td', null, c.detail));
+      t.appendChild(tr);
+    });
+  }
+
+  function send(command, extra) {
+    var p = current();
+    if (!p) return;
+    var body = Object.assign({ command: command }, extra || {});
+    api('/api/profiles/' + p.id + '/command', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
+    }).then(refresh, function (e) { $('status').textContent = command + ': ' + e.message; });
+  }
+
+  function buildControls() {
+    var box = $('command-buttons');
+    COMMANDS.forEach(function (c) {
+      var b = el('button', null, c[1]);
+      b.setAttribute('data-command', c[0]);
+      b.addEventListener('click', function () { send(c[0]); });
+      box.appendChild(b);
+    });
+    $('set-depth').addEventListener('click', function () {
+      send('depth', { depth: parseInt($('depth').value, 10) });
+    });
+    $('exit').addEventListener('click', function () {
+      if (window.confirm('End the JVM? HPROF calls exit(0) in the profiled program.')) {
+        send('exit', { confirm: true });
+      }
+    });
+    var tabs = $('tabs');
+    TABS.forEach(function (t) {
+      var b = el('button', null, t[1]);
+      b.setAttribute('data-tab', t[0]);
+      b.addEventListener('click', function () {
+        state.tab = t[0];
+        state.measure = null;
+        state.drawnKey = null;
+        state.graph = null;  // a new view starts unzoomed, unsearched
+        drawProfile();
+      });
+      tabs.appendChild(b);
+    });
+    $('measure').addEventListener('change', function () {
+      state.measure = $('measure').value;
+      state.drawnKey = null;
+      state.graph = null;
+      drawProfile();
+    });
+    $('per-thread').addEventListener('change', function () {
+      state.perThread = $('per-thread').checked;
+      state.drawnKey = null;
+      drawProfile();
+    });
+  }
+
+  function drawView(p) {
+    Array.prototype.forEach.call($('tabs').children, function (b) {
+      b.className = b.getAttribute('data-tab') === state.tab ? 'on' : '';
+    });
+    // The heap view changes only with a new dump (indexing it is the slow part).
+    var key = state.tab === 'heap' ? [p.id, 'heap', p.heapDumps, p.heapDumpReady].join('/')
+      : [p.id, state.tab, state.measure, state.perThread, p.sections, p.traces, p.threads].join('/');
+    if (key === state.drawnKey) return;
+    state.drawnKey = key;
+    var graphTab = state.tab === 'cpu' || state.tab === 'alloc';
+    $('view-options').hidden = !graphTab;
+    var view = $('view');
+    var exports = $('exports');
+    exports.textContent = '';
+    if (p.measures.length) {
+      ['html', 'pprof', 'speedscope', 'collapsed'].forEach(function (f) {
+        var a = el('a', null, f);
+        a.href = '/api/profiles/' + p.id + '/export?to=' + f;
+        exports.append(a, document.createTextNode(' '));
+      });
+      exports.insertBefore(document.createTextNode('export: '), exports.firstChild);
+    }
+    if (graphTab) {
+      var have = MEASURES[state.tab].filter(function (m) { return p.measures.indexOf(m) >= 0; });
+      var select = $('measure');
+      select.textContent = '';
+      have.forEach(function (m) { select.appendChild(el('option', null, m)); });
+      if (!have.length) {
+        state.graph = null;
+        view.textContent = '';
+        view.appendChild(el('p', null, state.tab === 'cpu'
+          ? 'No CPU data yet (HPROF with cpu=samples or cpu=times; press "CPU samples" to ask a live JVM).'
+          : 'No allocation sites yet (HPROF with heap=sites; press "sites" to ask a live JVM).'));
+        return;
+      }
+      if (!state.measure || have.indexOf(state.measure) < 0) state.measure = have[0];
+      select.value = state.measure;
+      api('/api/profiles/' + p.id + '/flame?measure=' + encodeURIComponent(state.measure) +
+          (state.perThread ? '&threads=1' : '')).then(function (data) {
+        if (state.drawnKey !== key) return;  // a late answer for a view no longer shown
+        if (state.graph && state.graph.container === view && view.contains(state.graph.graph)) {
+          state.graph.setData(data);  // live update keeps zoom, search and orientation
+        } else {
+          view.textContent = '';
+          state.graph = new JvmprofFlame.FlameGraph(view, data, {});
+        }
+      });
+      return;
+    }
+    state.graph = null;
+    var stillShown = function () { return state.drawnKey === key; };
+    if (state.tab === 'monitors') return drawMonitors(p, view, stillShown);
+    if (state.tab === 'threads') return drawThreads(p, view, stillShown);
+    if (state.tab === 'heap') return drawHeap(p, view, stillShown);
+  }
+
+  function table(cls, headers, rows) {
+    var t = el('table', 'data ' + cls);
+    var h = el('tr');
+    headers.forEach(function (c) { h.appendChild(el('th', null, c)); });
+    t.appendChild(h);
+    rows.forEach(function (cells) {
+      var tr = el('tr');
+      cells.forEach(function (c) {
+        if (c instanceof Node) { var td = el('td'); td.appendChild(c); tr.appendChild(td); }
+        else tr.appendChild(el('td', typeof c === 'number' ? 'num' : null, c));
+      });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+
+  function link(text, onClick) {
+    var a = el('a', 'action', text);
+    a.href = '#';
+    a.addEventListener('click', function (e) { e.preventDefault(); onClick(); });
+    return a;
+  }
+
+  // Heap: histogram (click a class for its instances, an instance for its paths to GC roots),
+  // biggest objects by retained size, duplicate strings.
+  function drawHeap(p, view, stillShown) {
+    view.textContent = '';
+    var status = el('p', 'heap-status', 'indexing the heap dump…');
+    view.appendChild(status);
+    var base = '/api/profiles/' + p.id + '/heap/';
+    api(base + 'summary').then(function (s) {
+      if (!stillShown()) return;
+      status.textContent = s.objects.toLocaleString('en-US') + ' objects, ' + bytes(s.shallowBytes) +
+        ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots';
+      var detail = el('div', 'heap-detail');
+      view.appendChild(el('h3', null, 'Class histogram'));
+      view.appendChild(table('histogram', ['class', 'instances', 'shallow', 'retained'],
+        s.histogram.map(function (c) {
+          return [link(c.name, function () { showInstances(base, c.name, detail); }),
+                  c.instances, c.shallow, c.retained];
+        })));
+      view.appendChild(detail);
+      view.appendChild(el('h3', null, 'Biggest objects (dominator tree)'));
+      var dom = el('div');
+      view.appendChild(dom);
+      api(base + 'dominators').then(function (list) {
+        dom.appendChild(table('dominators', ['object', 'retained', 'objects', 'retains'],
+          list.map(function (b) {
+            return [link(b.object['class'] + ' ' + b.object.id, function () { showPaths(base, b.object.id, detail); }),
+                    b.object.retained, b.retainedObjects,
+                    b.retainedByClass.map(function (c) { return c.instances + ' ' + c.name; }).join(', ')];
+          })));
+      });
+      view.appendChild(el('h3', null, 'Duplicate strings'));
+      var dup = el('div');
+      view.appendChild(dup);
+      api(base + 'strings').then(function (r) {
+        dup.appendChild(el('p', null, r.strings + ' strings, ' + bytes(r.wasted) + ' in duplicates'));
+        dup.appendChild(table('strings', ['value', 'copies', 'wasted bytes'],
+          r.top.map(function (d) { return [d.value, d.count, d.wasted]; })));
+      });
+    }, function (e) { status.textContent = e.message; });
+  }
+
+  function showInstances(base, name, detail) {
+    detail.textContent = '';
+    detail.appendChild(el('h4', null, 'Instances of ' + name + ' (first 50)'));
+    api(base + 'instances?class=' + encodeURIComponent(name)).then(function (list) {
+      detail.appendChild(table('instances', ['object', 'shallow', 'retained'], list.map(function (o) {
+        return [link(o.id, function () { showPaths(base, o.id, detail); }), o.shallow, o.retained];
+      })));
+    });
+  }
+
+  function showPaths(base, id, detail) {
+    detail.textContent = '';
+    detail.appendChild(el('h4', null, 'Paths from GC roots to ' + id));
+    api(base + 'path?id=' + encodeURIComponent(id)).then(function (paths) {
+      if (!paths.length) detail.appendChild(el('p', null, 'not reachable from a GC root'));
+      paths.forEach(function (path) {
+        detail.appendChild(el('pre', 'trace path', path.map(function (s, i) {
+          return new Array(i + 1).join('  ') + (s.via ? s.via + ' -> ' : '') + s.object['class'] + ' ' +
+            s.object.id + ' (retained ' + s.object.retained + ')';
+        }).join('\n')));
+      });
+    });
+  }
+
+  function drawMonitors(p, view, stillShown) {
+    api('/api/profiles/' + p.id + '/monitors').then(function (m) {
+      if (!stillShown()) return;
+      view.textContent = '';
+      view.appendChild(el('h3', null, 'Monitor contention (' + m.totalMs + ' ms in total)'));
+      if (!m.rows.length) view.appendChild(el('p', null, 'No MONITOR TIME section (HPROF with monitor=y).'));
+      else {
+        var t = el('table', 'data monitors');
+        var h = el('tr');
+        ['monitor', 'ms blocked', '%', 'count', 'trace'].forEach(function (c) { h.appendChild(el('th', null, c)); });
+        t.appendChild(h);
+        m.rows.forEach(function (r) {
+          var tr = el('tr');
+          tr.append(el('td', null, r.monitor), el('td', 'num', r.ms), el('td', 'num', r.percent.toFixed(2)),
+                    el('td', 'num', r.count), el('td', 'trace', r.frames.join('\n')));
+          t.appendChild(tr);
+        });
+        view.appendChild(t);
+      }
+      view.appendChild(el('h3', null, 'Deadlocks'));
+      if (!m.deadlocks.length) view.appendChild(el('p', null, m.dump ? 'none in the monitor dump' : 'no MONITOR DUMP yet'));
+      m.deadlocks.forEach(function (cycle) { view.appendChild(drawCycle(cycle)); });
+      view.appendChild(el('h3', null, 'Monitors (owners and waiters)'));
+      view.appendChild(table('monitor-dump', ['monitor', 'owner', 'entries', 'waiting to enter', 'waiting to be notified'],
+        m.monitors.map(function (x) {
+          return [x.monitor, x.owner || 'unowned', x.entryCount, x.waitingToEnter.join(', '),
+                  x.waitingToBeNotified.join(', ')];
+        })));
+      view.appendChild(el('h3', null, 'Monitor dump (as HPROF wrote it)'));
+      view.appendChild(el('pre', 'dump', m.dump || 'No MONITOR DUMP section.'));
+    });
+  }
+
+  // A deadlock as a ring: threads and the monitors they wait for, alternating, arrows from each
+  // thread to the monitor it wants and from the monitor to the thread that owns it.
+  function drawCycle(cycle) {
+    var NS = 'http://www.w3.org/2000/svg';
+    var box = el('div', 'deadlock');
+    var nodes = [];
+    cycle.forEach(function (step) {
+      nodes.push({ label: (step.thread.name || 'thread') + ' (' + step.thread.serial + ')', kind: 'thread' });
+      nodes.push({ label: step.monitor, kind: 'monitor' });
+    });
+    var size = 640, r = 150, cx = size / 2, cy = 190;
+    var svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('width', size);
+    svg.setAttribute('height', 380);
+    svg.setAttribute('class', 'cycle');
+    var defs = document.createElementNS(NS, 'defs');
+    var marker = document.createElementNS(NS, 'marker');
+    marker.setAttribute('id', 'arrow');
+    marker.setAttribute('markerWidth', '10');
+    marker.setAttribute('markerHeight', '8');
+    marker.setAttribute('refX', '9');
+    marker.setAttribute('refY', '4');
+    marker.setAttribute('orient', 'auto');
+    var tip = document.createElementNS(NS, 'path');
+    tip.setAttribute('d', 'M0,0 L10,4 L0,8 z');
+    tip.setAttribute('fill', '#c62828');
+    marker.appendChild(tip);
+    defs.appendChild(marker);
+    svg.appendChild(defs);
+    var pos = nodes.map(function (n, i) {
+      var a = -Math.PI / 2 + 2 * Math.PI * i / nodes.length;
+      return { x: cx + r * Math.cos(a), y: cy + r * Math.sin(a) };
+    });
+    nodes.forEach(function (n, i) {
+      var a = pos[i], b = pos[(i + 1) % nodes.length];
+      var dx = b.x - a.x, dy = b.y - a.y, len = Math.sqrt(dx * dx + dy * dy) || 1;
+      var line = document.createElementNS(NS, 'line');
+      line.setAttribute('x1', a.x + dx / len * 34);
+      line.setAttribute('y1', a.y + dy / len * 20);
+      line.setAttribute('x2', b.x - dx / len * 34);
+      line.setAttribute('y2', b.y - dy / len * 20);
+      line.setAttribute('stroke', '#c62828');
+      line.setAttribute('stroke-width', '2');
+      line.setAttribute('marker-end', 'url(#arrow)');
+      svg.appendChild(line);
+    });
+    nodes.forEach(function (n, i) {
+      var t = document.createElementNS(NS, 'text');
+      t.setAttribute('x', pos[i].x);
+      t.setAttribute('y', pos[i].y + 4);
+      // Labels on the left and right of the ring grow outwards, so long names are not cut.
+      var side = pos[i].x - cx;
+      t.setAttribute('text-anchor', side < -1 ? 'end' : side > 1 ? 'start' : 'middle');
+      t.setAttribute('class', n.kind === 'thread' ? 'cycle-thread' : 'cycle-monitor');
+      t.textContent = n.label;
+      svg.appendChild(t);
+    });
+    box.appendChild(svg);
+    cycle.forEach(function (step) {
+      box.appendChild(el('div', 'cycle-step', (step.thread.name || 'thread') + ' (' + step.thread.serial +
+        ', ' + step.thread.status + ') waits to enter ' + step.monitor + ', owned by thread ' + step.owner));
+      box.appendChild(el('pre', 'trace', step.thread.frames.join('\n')));
+    });
+    return box;
+  }
+
+  function drawThreads(p, view, stillShown) {
+    api('/api/profiles/' + p.id + '/threads').then(function (list) {
+      if (!stillShown()) return;
+      view.textContent = '';
+      var t = el('table', 'data threads');
+      var h = el('tr');
+      ['serial', 'name', 'group', 'state'].forEach(function (c) { h.appendChild(el('th', null, c)); });
+      t.appendChild(h);
+      list.forEach(function (th) {
+        var tr = el('tr');
+        tr.append(el('td', 'num', th.serial), el('td', null, th.name), el('td', null, th.group),
+                  el('td', null, th.ended ? 'ended' : 'running'));
+        t.appendChild(tr);
+      });
+      view.appendChild(t);
+    });
+  }
+
+  function refresh() {
+    return api('/api/profiles').then(function (list) {
+      state.profiles = list;
+      $('status').textContent = list.length + ' profile(s)';
+      if (state.selected === null && list.length) state.selected = list[list.length - 1].id;
+      drawList();
+      drawProfile();
+    }, function (e) { $('status').textContent = 'server: ' + e.message; });
+  }
+
+  buildControls();
+  refresh();
+  setInterval(refresh, 1000);
+})();
