@@ -45,7 +45,8 @@ void contention_began(JNIEnv* jni, jobject monitor) {
   const jobjectID id = object_ids::id_of(monitor);
   if (id == nullptr) return;
   std::lock_guard lock(g_mutex);
-  if (t_contending != nullptr) return;  // cannot happen: a thread blocks on one monitor at a time
+  // A thread blocks on one monitor at a time; one counted before a reset() is stale.
+  if (t_contending != nullptr && t_generation == g_generation) return;
   t_contending = id;
   t_generation = g_generation;
   ++g_contended[id];
