@@ -44,6 +44,10 @@ public final class CpuSplit {
     return x;
   }
 
+  // CPU each idle thread used in all (its own clock, read as the last thing it does): starting,
+  // parking and waking take a little CPU, which a CPU-time sampler may rightly charge it with.
+  static final long[] idleCpuNs = new long[3];
+
   static void sleepLong() {
     try {
       Thread.sleep(600_000);
@@ -52,18 +56,27 @@ public final class CpuSplit {
     }
   }
 
+  static void recordIdleCpu(int which) {
+    idleCpuNs[which] = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+  }
+
   public static void main(String[] args) throws Exception {
     final long budgetNs = (args.length > 0 ? Long.parseLong(args[0]) : 2000) * 1_000_000L;
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     final long cpuStart = mx.getCurrentThreadCpuTime();
 
     CountDownLatch idle = new CountDownLatch(2);
-    Thread sleeper = new Thread(() -> { idle.countDown(); sleepLong(); }, "Sleeper");
+    Thread sleeper = new Thread(() -> {
+      idle.countDown();
+      sleepLong();
+      recordIdleCpu(0);
+    }, "Sleeper");
     Thread holder = new Thread(() -> {
       synchronized (LOCK) {
         idle.countDown();
         sleepLong();
       }
+      recordIdleCpu(1);
     }, "Holder");
     sleeper.start();
     holder.start();
@@ -72,6 +85,7 @@ public final class CpuSplit {
       synchronized (LOCK) {
         sink++;
       }
+      recordIdleCpu(2);
     }, "Blocked");
     blocked.start();
     while (blocked.getState() != Thread.State.BLOCKED) Thread.onSpinWait();
@@ -124,5 +138,7 @@ public final class CpuSplit {
     System.out.println("CPUSPLIT a=" + a + " b=" + b + " c=" + c + " cpu_a=" + cpuA + " cpu_b=" + cpuB
         + " cpu_c=" + cpuC + " native_ns=" + (probes > 0 ? nativeCalls * probeNs / probes : 0)
         + " cpu_ns=" + cpuNs);
+    System.out.println("IDLECPU Sleeper=" + idleCpuNs[0] + " Holder=" + idleCpuNs[1]
+        + " Blocked=" + idleCpuNs[2]);
   }
 }
