@@ -89,6 +89,29 @@ typedef struct {
 /* Called on the allocating thread, like a JVMPI event (GetCallTrace(env_id) gives the site). */
 typedef void(JNICALL* JVMPIExt_AllocSampleHandler)(void* arg, const JVMPIExt_AllocSample* sample);
 
+/* ---- Streamed heap dump ----
+ * What a streamed dump may name as an instance's class, with its superclass (the instance records'
+ * values are the class's own fields first, then its superclass's, ...), before any record that
+ * names it. instance_size is the runtime's estimate of an instance's size in the heap. */
+typedef struct {
+  jobjectID class_id;
+  jobjectID super_id;
+  jint instance_size;
+} JVMPIExt_DumpClass;
+
+/* Where StreamHeapDump sends the dump; every call is on the requesting thread, in this order:
+ * classes (once before the first chunk, and again before the records of classes learnt while the
+ * dump was taken), chunk (many), finished (once, if the dump completed). `chunk` runs while the VM
+ * is stopped for the heap walk: it may write to files and sockets, but must not call JNI, JVMPI
+ * or JVMTI, nor wait for a Java thread; returning JNI_FALSE ends the dump (finished is not
+ * called). */
+typedef struct {
+  void* arg;
+  void(JNICALL* classes)(void* arg, const JVMPIExt_DumpClass* classes, jint count);
+  jboolean(JNICALL* chunk)(void* arg, const char* begin, const char* end);
+  void(JNICALL* finished)(void* arg, jint num_traces, JVMPI_CallTrace* traces);
+} JVMPIExt_HeapDumpSink;
+
 typedef struct JVMPI_ExtInterface {
   jint version; /* JVMPI_EXT_VERSION_1 */
   jint size;    /* sizeof the table as the runtime built it */
@@ -119,6 +142,15 @@ typedef struct JVMPI_ExtInterface {
                                          void* arg);
   /* Stops them; no handler call starts after it returns. */
   jint(JNICALL* StopAllocationSampling)(void);
+
+  /* Added after version 1: check JVMPI_EXT_HAS(ext, StreamHeapDump).
+   * The heap dump of RequestEvent(HEAP_DUMP) at `level` (JVMPI_DUMP_LEVEL_0/1/2), the same records
+   * in the same order, handed to `sink` in chunks of whole records of about `chunk_bytes` (64 KiB
+   * to 256 MiB; 0 means 4 MiB; a record larger than that comes alone in a chunk of its size) as
+   * the heap is walked, so the runtime never holds more than one chunk. JVMPI_SUCCESS;
+   * JVMPI_FAIL on bad arguments, when the walk failed or the sink stopped it. */
+  jint(JNICALL* StreamHeapDump)(JNIEnv* env, jint level, jint chunk_bytes,
+                                const JVMPIExt_HeapDumpSink* sink);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

@@ -34,6 +34,12 @@ char* DumpBuffer::reserve(size_t n) {
   return p;
 }
 
+void DumpBuffer::deliver_held() {
+  if (!deliver_ || size_ == 0) return;
+  if (!stopped_ && !failed_ && !deliver_(data_, data_ + size_)) stopped_ = true;
+  size_ = 0;
+}
+
 size_t value_size(jint type_code) {
   switch (type_code) {
     case JVMPI_BOOLEAN:

@@ -1,7 +1,9 @@
 // A growable byte buffer for the heap, object and monitor dumps: integers big-endian (as JVMPI's
 // dump formats require), IDs and pointers in native size and byte order. Backed by mmap/mremap so
 // that growing a dump of a large heap moves pages instead of copying them, and memory goes back
-// to the system as soon as the dump is delivered.
+// to the system as soon as the dump is delivered. A streamed dump (stream_to) hands its bytes on
+// in chunks at record boundaries and reuses the same pages, so it never holds more than one chunk
+// (or one record, if a record is larger).
 #pragma once
 
 #include <jni.h>
@@ -9,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace jvmpi {
@@ -45,6 +48,23 @@ class DumpBuffer {
     std::memset(p, 0, n);
     return p;
   }
+  // Appends n bytes for the caller to fill (valid until the next append).
+  char* space(size_t n) { return reserve(n); }
+
+  // From now on, once `chunk_bytes` are held, record_boundary() hands them to `deliver` and starts
+  // over. When `deliver` answers false the rest is dropped and stopped() becomes true.
+  using Deliver = std::function<bool(const char* begin, const char* end)>;
+  void stream_to(size_t chunk_bytes, Deliver deliver) {
+    chunk_bytes_ = chunk_bytes;
+    deliver_ = std::move(deliver);
+  }
+  // Called where a record starts: a chunk always holds whole records.
+  void record_boundary() {
+    if (size_ >= chunk_bytes_) deliver_held();
+  }
+  // Streaming: hands on what is held (the end of the dump).
+  void deliver_held();
+  bool stopped() const { return stopped_; }
 
   char* begin() const { return data_; }
   char* end() const { return data_ + size_; }
@@ -60,6 +80,9 @@ class DumpBuffer {
   size_t capacity_ = 0;
   bool failed_ = false;
   std::vector<char> scratch_;
+  size_t chunk_bytes_ = SIZE_MAX;  // one buffer unless streaming
+  Deliver deliver_;
+  bool stopped_ = false;
 };
 
 // Writes a primitive value of JVMPI type `type_code` (JVMPI_INT, ...) from a jvalue, big-endian.

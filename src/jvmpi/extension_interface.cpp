@@ -2,6 +2,7 @@
 
 #include "allocation_events.h"
 #include "cpu_sampling.h"
+#include "heap_dump.h"
 
 namespace jvmpi {
 namespace {
@@ -17,6 +18,7 @@ JVMPI_ExtInterface make_table() {
   t.CpuSamplingFailureName = cpu_sampling::failure_name;
   t.StartAllocationSampling = allocation_events::start_sampling;
   t.StopAllocationSampling = allocation_events::stop_sampling;
+  t.StreamHeapDump = heap_dump::stream_heap_dump;
   return t;
 }
 

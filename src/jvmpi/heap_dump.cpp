@@ -3,7 +3,11 @@
 #include <jvmti.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -53,6 +57,20 @@ struct FrameRoot {
   jlocation location;  // -1 when unknown (JNI locals)
 };
 
+// An object whose class had no layout when the walk met it (a class loaded while the dump was
+// prepared): what the walk reported is kept, and the record is written once the class is learnt
+// after the walk, so one walk serves also when the dump is streamed and cannot be taken back.
+struct DeferredObject {
+  jlong tag = 0;
+  jlong class_tag = 0;
+  jint length = 0;                              // arrays
+  std::vector<std::pair<jint, jlong>> refs;     // field or element index, referee
+  std::vector<std::pair<jint, jvalue>> values;  // primitive fields by index
+  jint element_type = 0;                        // primitive arrays: JVMPI type and contents
+  jint count = 0;
+  std::vector<char> elements;
+};
+
 jint jvmpi_type_of(jvmtiPrimitiveType t) {
   return class_layouts::type_code_of_signature(static_cast<char>(t));
 }
@@ -99,9 +117,12 @@ class HeapWalk {
     return cb;
   }
 
-  // Writes what is still being assembled, then the class records.
+  // Writes what is still being assembled, the objects whose classes were learnt after the walk,
+  // then the class records.
   void finish() {
     flush();
+    for (const DeferredObject& d : deferred_) write_deferred(d);
+    deferred_.clear();
     // The walk reports nothing from the class objects of arrays and primitive types (nor of
     // classes the VM could not link); they get records of their own so every reference resolves.
     for (jlong tag : class_objects_) {
@@ -111,30 +132,57 @@ class HeapWalk {
       if (layouts_.count(tag) == 0) {
         // The class objects of int, long, ... (and of classes still being defined, which no
         // JVMTI call may touch) are no classes an agent was told about: as in HotSpot's own
-        // dumps they are plain instances of java.lang.Class (once: the walk may have written
-        // one already, from fields it reported).
-        if (class_instances_written_.count(tag) == 0) write_class_instance(tag);
+        // dumps they are plain instances of java.lang.Class.
+        write_class_instance(tag);
         continue;
       }
       if (level_ == 0) {
+        out_.record_boundary();
         out_.u1(JVMPI_NORMAL_OBJECT);
         out_.id_from_tag(tag);
       } else {
         // Array classes extend java.lang.Object; primitive types' classes extend nothing.
-        ClassRecord& record = classes_[tag];
+        ClassRecord& record = class_record(tag);
         record.visited = true;
-        if (record.super == 0 && layouts_.count(tag) > 0) record.super = object_class_tag_;
+        if (record.super == 0) record.super = object_class_tag_;
       }
     }
     if (level_ == 0) return;
-    for (auto& [tag, record] : classes_) {
+    for (jlong tag : class_order_) {
+      const ClassRecord& record = classes_[tag];
       if (!record.visited) continue;
+      if (layouts_.count(tag) == 0) {
+        write_class_instance(tag);  // a class object the walk met that is no class we know
+        continue;
+      }
       write_class(tag, record);
-      // A boot instance class the walk reached by a reference rather than as a root (JVMTI's
-      // system-class roots leave out classes whose mirrors the CDS archive holds).
-      if (only_tag_ == 0 && is_sticky_class(tag)) write_sticky_root(tag);
+      // Boot instance classes are HotSpot's sticky roots, whether the walk reached them as
+      // system-class roots or (CDS-archived mirrors) by a reference.
+      if (only_tag_ == 0 && is_sticky_class(tag)) {
+        out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
+        out_.id_from_tag(tag);
+      }
     }
   }
+
+  // Class tags the walk met with no layout: the classes of deferred objects, and class objects
+  // that are not primitive types' (whose tags `primitive_mirrors` holds).
+  std::vector<jlong> unknown_classes(const std::unordered_set<jlong>& primitive_mirrors) const {
+    std::unordered_set<jlong> out;
+    for (const DeferredObject& d : deferred_) out.insert(d.class_tag);
+    for (jlong tag : class_objects_)
+      if (layouts_.count(tag) == 0 && primitive_mirrors.count(tag) == 0) out.insert(tag);
+    return {out.begin(), out.end()};
+  }
+  // Adds the layouts learnt after the walk; returns the tags that were new.
+  std::vector<jlong> learn(const class_layouts::Layouts& more) {
+    std::vector<jlong> added;
+    for (const auto& [tag, layout] : more)
+      if (layouts_.emplace(tag, layout).second) added.push_back(tag);
+    last_class_tag_ = -1;
+    return added;
+  }
+  const class_layouts::Layouts& layouts() const { return layouts_; }
 
   void set_object_class_tag(jlong tag) { object_class_tag_ = tag; }
   // Class objects the walk met that are not among the layouts: the mirrors of primitive types,
@@ -145,27 +193,31 @@ class HeapWalk {
       if (layouts_.count(tag) == 0) out.push_back(tag);
     return out;
   }
-  void add_unknown_class(jlong tag) { unknown_classes_.insert(tag); }
   // The length of the object a single-object dump starts at (the walk reports it as no one's
   // referee, which is where lengths come from otherwise).
   void set_array_length(jlong tag, jint length) { object_array_lengths_[tag] = length; }
 
   DumpBuffer& out() { return out_; }
-  // Classes whose instances the walk met without knowing the class (not in the layouts).
-  const std::unordered_set<jlong>& unknown_classes() const { return unknown_classes_; }
   const std::vector<FrameRoot>& frame_roots() const { return frame_roots_; }
   const std::unordered_map<jlong, JNIEnv*>& thread_envs() const { return thread_envs_; }
 
  private:
-  enum class Kind { kNone, kSkip, kInstance, kObjectArray, kPrimitiveArray, kClass };
+  enum class Kind { kNone, kSkip, kInstance, kObjectArray, kPrimitiveArray, kClass, kDeferred };
 
-  const ClassLayout* layout_of(jlong class_tag) const {
+  // Consecutive objects are mostly of one class: the last lookup is kept.
+  const ClassLayout* layout_of(jlong class_tag) {
+    if (class_tag == last_class_tag_) return last_layout_;
     auto it = layouts_.find(class_tag);
-    return it == layouts_.end() ? nullptr : it->second.get();
+    last_class_tag_ = class_tag;
+    last_layout_ = it == layouts_.end() ? nullptr : it->second.get();
+    last_size_known_ = false;
+    return last_layout_;
   }
 
-  bool is_class_object(jlong tag, jlong class_tag) const {
-    return class_tag == class_class_tag_ && layouts_.count(tag) > 0;
+  ClassRecord& class_record(jlong tag) {
+    auto [it, inserted] = classes_.try_emplace(tag);
+    if (inserted) class_order_.push_back(tag);
+    return it->second;
   }
 
   const InstancePlan& plan_of(jlong class_tag, const ClassLayout* layout) {
@@ -187,6 +239,7 @@ class HeapWalk {
 
   void begin_referrer(jlong tag, jlong class_tag) {
     flush();
+    out_.record_boundary();
     cur_tag_ = tag;
     cur_class_tag_ = class_tag;
     cur_plan_ = nullptr;
@@ -194,9 +247,9 @@ class HeapWalk {
       cur_kind_ = Kind::kSkip;
       return;
     }
-    if (is_class_object(tag, class_tag)) {
+    if (class_tag == class_class_tag_) {
       cur_kind_ = Kind::kClass;
-      classes_[tag].visited = true;
+      class_record(tag).visited = true;
       if (level_ == 0) {
         out_.u1(JVMPI_NORMAL_OBJECT);
         out_.id_from_tag(tag);
@@ -204,7 +257,15 @@ class HeapWalk {
       return;
     }
     const ClassLayout* layout = layout_of(class_tag);
-    if (layout == nullptr && class_tag != 0) unknown_classes_.insert(class_tag);
+    if (layout == nullptr && class_tag != 0 && level_ > 0) {
+      cur_kind_ = Kind::kDeferred;
+      DeferredObject& d = deferred_.emplace_back();
+      d.tag = tag;
+      d.class_tag = class_tag;
+      auto it = object_array_lengths_.find(tag);
+      d.length = it == object_array_lengths_.end() ? 0 : it->second;
+      return;
+    }
     if (layout != nullptr && layout->shape == Shape::kObjectArray) {
       cur_kind_ = Kind::kObjectArray;
       auto it = object_array_lengths_.find(tag);
@@ -222,7 +283,6 @@ class HeapWalk {
   void flush() {
     switch (cur_kind_) {
       case Kind::kInstance:
-        if (cur_class_tag_ == class_class_tag_) class_instances_written_.insert(cur_tag_);
         if (level_ == 0) {
           out_.u1(JVMPI_NORMAL_OBJECT);
           out_.id_from_tag(cur_tag_);
@@ -262,6 +322,7 @@ class HeapWalk {
   }
 
   void write_class_instance(jlong tag) {
+    out_.record_boundary();
     if (level_ == 0) {
       out_.u1(JVMPI_NORMAL_OBJECT);
       out_.id_from_tag(tag);
@@ -276,6 +337,7 @@ class HeapWalk {
   }
 
   void write_primitive_array(jlong tag, jint type, jint count, const void* elements) {
+    out_.record_boundary();
     if (level_ == 0) {
       out_.u1(static_cast<uint8_t>(type));
       out_.id_from_tag(tag);
@@ -287,17 +349,72 @@ class HeapWalk {
     out_.u1(static_cast<uint8_t>(type));
     if (level_ < 2 || count == 0 || elements == nullptr) return;
     const size_t size = value_size(type);
-    char* dst = out_.zeros(size * static_cast<size_t>(count));
-    const auto* src = static_cast<const unsigned char*>(elements);
+    const size_t n = static_cast<size_t>(count);
+    char* dst = out_.space(size * n);
     // Elements arrive in native (little-endian) order; the dump wants big-endian.
-    for (jint i = 0; i < count; ++i) {
-      for (size_t b = 0; b < size; ++b) dst[b] = static_cast<char>(src[size - 1 - b]);
-      dst += size;
-      src += size;
+    switch (size) {
+      case 1:
+        std::memcpy(dst, elements, n);
+        break;
+      case 2:
+        swap_copy<uint16_t>(dst, elements, n, [](uint16_t v) { return __builtin_bswap16(v); });
+        break;
+      case 4:
+        swap_copy<uint32_t>(dst, elements, n, [](uint32_t v) { return __builtin_bswap32(v); });
+        break;
+      default:
+        swap_copy<uint64_t>(dst, elements, n, [](uint64_t v) { return __builtin_bswap64(v); });
+        break;
     }
   }
 
+  template <typename T, typename Swap>
+  static void swap_copy(char* dst, const void* src, size_t n, Swap swap) {
+    const auto* in = static_cast<const char*>(src);
+    for (size_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, in + i * sizeof v, sizeof v);
+      v = swap(v);
+      std::memcpy(dst + i * sizeof v, &v, sizeof v);
+    }
+  }
+
+  // The record of an object whose class was learnt after the walk.
+  void write_deferred(const DeferredObject& d) {
+    const ClassLayout* layout = layout_of(d.class_tag);
+    if (layout != nullptr && layout->shape == Shape::kPrimitiveArray) {
+      write_primitive_array(d.tag, layout->element_type, d.count,
+                            d.elements.empty() ? nullptr : d.elements.data());
+      return;
+    }
+    out_.record_boundary();
+    if (layout != nullptr && layout->shape == Shape::kObjectArray) {
+      std::vector<char> elements(static_cast<size_t>(d.length) * sizeof(void*), 0);
+      for (const auto& [index, tag] : d.refs) {
+        if (index < 0 || index >= d.length) continue;
+        const void* p = reinterpret_cast<const void*>(static_cast<intptr_t>(tag));
+        std::memcpy(elements.data() + static_cast<size_t>(index) * sizeof p, &p, sizeof p);
+      }
+      out_.u1(JVMPI_GC_OBJ_ARRAY_DUMP);
+      out_.id_from_tag(d.tag);
+      out_.u4(static_cast<uint32_t>(d.length));
+      out_.id_from_tag(layout->element_class_tag);
+      out_.bytes(elements.data(), elements.size());
+      return;
+    }
+    const InstancePlan& plan = plan_of(d.class_tag, layout);
+    std::vector<char> values(plan.value_bytes, 0);
+    for (const auto& [index, tag] : d.refs) put_field_id(plan, values.data(), index, tag);
+    for (const auto& [index, value] : d.values) put_field_value(plan, values.data(), index, value);
+    out_.u1(JVMPI_GC_INSTANCE_DUMP);
+    out_.id_from_tag(d.tag);
+    out_.id_from_tag(d.class_tag);
+    out_.u4(static_cast<uint32_t>(values.size()));
+    out_.bytes(values.data(), values.size());
+  }
+
   void write_class(jlong tag, const ClassRecord& record) {
+    out_.record_boundary();
     const ClassLayout* layout = layout_of(tag);
     out_.u1(JVMPI_GC_CLASS_DUMP);
     out_.id_from_tag(tag);
@@ -335,8 +452,16 @@ class HeapWalk {
     }
   }
 
-  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag,
-                  jlong class_tag) {
+  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag) {
+    if (kind == JVMTI_HEAP_REFERENCE_SYSTEM_CLASS) {
+      // JVMTI reports here everything the boot loader's (and hidden classes') class-loader data
+      // holds: mirrors of instance, array and hidden classes, constant-pool caches, archived
+      // arrays. HotSpot's own dumper roots only the boot loader's instance classes, and so do we
+      // (docs/jvmpi-conformance.md), at the end with the class records: the rest are reached as
+      // in its dumps, or not at all.
+      return;
+    }
+    out_.record_boundary();
     auto env_of = [this](jlong thread_tag) -> JNIEnv* {
       auto it = thread_envs_.find(thread_tag);
       return it == thread_envs_.end() ? nullptr : it->second;
@@ -349,13 +474,6 @@ class HeapWalk {
         out_.id(it == global_refs_.end() ? nullptr : it->second);
         break;
       }
-      case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
-        // JVMTI reports here everything the boot loader's (and hidden classes') class-loader data
-        // holds: mirrors of instance, array and hidden classes, constant-pool caches, archived
-        // arrays. HotSpot's own dumper roots only the boot loader's instance classes, and so do
-        // we (docs/jvmpi-conformance.md): the rest are reached as in its dumps, or not at all.
-        if (class_tag == class_class_tag_ && is_sticky_class(tag)) write_sticky_root(tag);
-        break;
       case JVMTI_HEAP_REFERENCE_MONITOR:
         out_.u1(JVMPI_GC_ROOT_MONITOR_USED);
         out_.id_from_tag(tag);
@@ -398,14 +516,8 @@ class HeapWalk {
   }
 
   bool is_sticky_class(jlong tag) const {
-    const ClassLayout* layout = layout_of(tag);
-    return layout != nullptr && layout->boot_instance_class;
-  }
-
-  void write_sticky_root(jlong tag) {
-    if (!sticky_written_.insert(tag).second) return;
-    out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
-    out_.id_from_tag(tag);
+    auto it = layouts_.find(tag);
+    return it != layouts_.end() && it->second->boot_instance_class;
   }
 
   jint on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
@@ -419,19 +531,32 @@ class HeapWalk {
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
       if (layout->shape == Shape::kObjectArray) {
         object_array_lengths_.try_emplace(tag, length);
-      } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_) {
+      } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_ &&
+                 !last_size_known_) {
         instance_sizes_.try_emplace(class_tag, size);
+        last_size_known_ = true;
       }
+    } else if (length >= 0 && class_tag != 0) {
+      object_array_lengths_.try_emplace(tag, length);  // an array of a class not known yet
     }
     if (referrer_tag_ptr == nullptr) {
-      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag, class_tag);
+      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
       return visit;
     }
     if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
     if (*referrer_tag_ptr != cur_tag_) begin_referrer(*referrer_tag_ptr, referrer_class_tag);
     switch (cur_kind_) {
       case Kind::kInstance:
-        if (kind == JVMTI_HEAP_REFERENCE_FIELD) put_field_id(info->field.index, tag);
+        if (kind == JVMTI_HEAP_REFERENCE_FIELD && cur_plan_ != nullptr) {
+          put_field_id(*cur_plan_, cur_values_.data(), info->field.index, tag);
+        }
+        break;
+      case Kind::kDeferred:
+        if (kind == JVMTI_HEAP_REFERENCE_FIELD) {
+          deferred_.back().refs.emplace_back(info->field.index, tag);
+        } else if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT) {
+          deferred_.back().refs.emplace_back(info->array.index, tag);
+        }
         break;
       case Kind::kObjectArray:
         if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT && info->array.index >= 0 &&
@@ -442,7 +567,7 @@ class HeapWalk {
         }
         break;
       case Kind::kClass: {
-        ClassRecord& record = classes_[cur_tag_];
+        ClassRecord& record = class_record(cur_tag_);
         switch (kind) {
           case JVMTI_HEAP_REFERENCE_SUPERCLASS:
             record.super = tag;
@@ -474,15 +599,19 @@ class HeapWalk {
     return visit;
   }
 
-  void put_field_id(jint index, jlong tag) {
-    if (cur_plan_ == nullptr || index < 0 ||
-        static_cast<size_t>(index) >= cur_plan_->offset_of_index.size()) {
-      return;
-    }
-    const int32_t offset = cur_plan_->offset_of_index[static_cast<size_t>(index)];
-    if (offset < 0 || cur_plan_->type_of_index[static_cast<size_t>(index)] != JVMPI_CLASS) return;
+  static void put_field_id(const InstancePlan& plan, char* values, jint index, jlong tag) {
+    if (index < 0 || static_cast<size_t>(index) >= plan.offset_of_index.size()) return;
+    const int32_t offset = plan.offset_of_index[static_cast<size_t>(index)];
+    if (offset < 0 || plan.type_of_index[static_cast<size_t>(index)] != JVMPI_CLASS) return;
     const void* p = reinterpret_cast<const void*>(static_cast<intptr_t>(tag));
-    std::memcpy(cur_values_.data() + offset, &p, sizeof p);
+    std::memcpy(values + offset, &p, sizeof p);
+  }
+
+  static void put_field_value(const InstancePlan& plan, char* values, jint index, jvalue value) {
+    if (index < 0 || static_cast<size_t>(index) >= plan.offset_of_index.size()) return;
+    const int32_t offset = plan.offset_of_index[static_cast<size_t>(index)];
+    const jint type = plan.type_of_index[static_cast<size_t>(index)];
+    if (offset >= 0 && type != JVMPI_CLASS) put_value(values + offset, type, value);
   }
 
   jint on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
@@ -491,13 +620,12 @@ class HeapWalk {
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
     const jint index = info->field.index;
     if (cur_kind_ == Kind::kInstance && kind == JVMTI_HEAP_REFERENCE_FIELD &&
-        cur_plan_ != nullptr && index >= 0 &&
-        static_cast<size_t>(index) < cur_plan_->offset_of_index.size()) {
-      const int32_t offset = cur_plan_->offset_of_index[static_cast<size_t>(index)];
-      const jint type = cur_plan_->type_of_index[static_cast<size_t>(index)];
-      if (offset >= 0 && type != JVMPI_CLASS) put_value(cur_values_.data() + offset, type, value);
+        cur_plan_ != nullptr) {
+      put_field_value(*cur_plan_, cur_values_.data(), index, value);
+    } else if (cur_kind_ == Kind::kDeferred && kind == JVMTI_HEAP_REFERENCE_FIELD) {
+      deferred_.back().values.emplace_back(index, value);
     } else if (cur_kind_ == Kind::kClass && kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD) {
-      classes_[cur_tag_].static_values[index] = value;
+      class_record(cur_tag_).static_values[index] = value;
     }
     return 0;
   }
@@ -507,6 +635,17 @@ class HeapWalk {
     if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
+    if (cur_kind_ == Kind::kDeferred) {
+      DeferredObject& d = deferred_.back();
+      d.element_type = jvmpi_type_of(type);
+      d.count = count;
+      const auto* p = static_cast<const char*>(elements);
+      if (level_ >= 2 && p != nullptr) {
+        d.elements.assign(p, p + value_size(d.element_type) * static_cast<size_t>(count));
+      }
+      cur_kind_ = Kind::kSkip;
+      return 0;
+    }
     if (cur_kind_ != Kind::kPrimitiveArray) return 0;
     write_primitive_array(cur_tag_, jvmpi_type_of(type), count, elements);
     cur_kind_ = Kind::kSkip;  // written
@@ -514,7 +653,7 @@ class HeapWalk {
   }
 
   const int level_;
-  const class_layouts::Layouts layouts_;
+  class_layouts::Layouts layouts_;
   const jlong class_class_tag_;
   const std::unordered_map<jlong, JNIEnv*> thread_envs_;
   const std::unordered_map<jlong, jobject> global_refs_;
@@ -530,15 +669,17 @@ class HeapWalk {
 
   std::unordered_map<jlong, InstancePlan> plans_;
   std::unordered_map<jlong, ClassRecord> classes_;
+  std::vector<jlong> class_order_;  // classes_ in the order first met: the dump's order
   std::unordered_map<jlong, jint> object_array_lengths_;
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
-  std::unordered_set<jlong> sticky_written_;
+  std::vector<DeferredObject> deferred_;
   const jlong hidden_tag_ = heap_reserve::object_tag();
-  std::unordered_set<jlong> unknown_classes_;
-  std::unordered_set<jlong> class_objects_;            // every object of class java.lang.Class seen
-  std::unordered_set<jlong> class_instances_written_;  // of those, written as plain instances
+  std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
   jlong object_class_tag_ = 0;
+  jlong last_class_tag_ = -1;  // layout_of's cache
+  const ClassLayout* last_layout_ = nullptr;
+  bool last_size_known_ = false;  // instance_sizes_ has last_class_tag_
 };
 
 jlong class_tag_of(JNIEnv* jni, const char* name) {
@@ -609,41 +750,116 @@ Traces build_traces(const HeapWalk& walk) {
   return out;
 }
 
-// Class objects the walk met without a layout (JVMTI may be called again now that the walk is
-// over): a class loaded while the dump was prepared is learnt, announced and walked again, so
-// every class a dump names has had its CLASS_LOAD; primitive types' mirrors are not classes.
-void note_unlisted_classes(JNIEnv* jni, HeapWalk& walk) {
-  std::vector<jlong> tags = walk.unlisted_class_objects();
-  if (tags.empty()) return;
-  jint count = 0;
-  JvmtiPtr<jobject> objects;
-  JvmtiPtr<jlong> found_tags;
-  if (jvmti()->GetObjectsWithTags(static_cast<jint>(tags.size()), tags.data(), &count,
-                                  objects.out(), found_tags.out()) != JVMTI_ERROR_NONE) {
-    return;
-  }
-  for (jint i = 0; i < count; ++i) {
-    jint status = 0;
-    if (jvmti()->GetClassStatus(static_cast<jclass>(objects[i]), &status) == JVMTI_ERROR_NONE &&
-        (status & JVMTI_CLASS_STATUS_PRIMITIVE) == 0) {
-      walk.add_unknown_class(found_tags[i]);
+// The class objects of the primitive types (int.class, ...; void.class): never loaded classes, so
+// never in the layouts. Their tags are fixed once taken.
+const std::unordered_set<jlong>& primitive_mirror_tags(JNIEnv* jni) {
+  static std::mutex mutex;
+  static std::unordered_set<jlong> tags;
+  std::lock_guard lock(mutex);
+  if (!tags.empty()) return tags;
+  for (const char* box : {"java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
+                          "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+                          "java/lang/Float", "java/lang/Double", "java/lang/Void"}) {
+    LocalRef klass(jni, jni->FindClass(box));
+    if (klass.get() == nullptr) {
+      jni->ExceptionClear();
+      continue;
     }
-    jni->DeleteLocalRef(objects[i]);
+    jfieldID type =
+        jni->GetStaticFieldID(static_cast<jclass>(klass.get()), "TYPE", "Ljava/lang/Class;");
+    if (type == nullptr) {
+      jni->ExceptionClear();
+      continue;
+    }
+    LocalRef mirror(jni, jni->GetStaticObjectField(static_cast<jclass>(klass.get()), type));
+    if (mirror.get() != nullptr) tags.insert(object_ids::to_tag(object_ids::id_of(mirror.get())));
   }
+  return tags;
 }
 
-bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
+// Where the time of a dump goes, on stderr with JVMPI_DUMP_TIMES=1 in the environment.
+class PhaseTimes {
+ public:
+  PhaseTimes() : on_(std::getenv("JVMPI_DUMP_TIMES") != nullptr) {}
+  void mark(const char* phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    text_ +=
+        " " + std::string(phase) + "=" +
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count()) +
+        "ms";
+    last_ = now;
+  }
+  void add_sink_time(std::chrono::steady_clock::duration d) { sink_ += d; }
+  void print(const char* what, size_t bytes) const {
+    if (!on_) return;
+    std::fprintf(stderr, "jvmpi: %s:%s (of which in the agent's sink %lldms) bytes=%zu\n", what,
+                 text_.c_str(),
+                 static_cast<long long>(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(sink_).count()),
+                 bytes);
+  }
+  bool on() const { return on_; }
+
+ private:
+  bool on_;
+  std::string text_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration sink_{};
+};
+
+// Hands the stream's sink the classes a dump may name, with their superclasses.
+void tell_classes(const JVMPIExt_HeapDumpSink* sink, const class_layouts::Layouts& layouts,
+                  const std::vector<jlong>& tags) {
+  if (sink == nullptr || sink->classes == nullptr || tags.empty()) return;
+  std::vector<JVMPIExt_DumpClass> classes;
+  classes.reserve(tags.size());
+  for (jlong tag : tags) {
+    auto it = layouts.find(tag);
+    if (it == layouts.end()) continue;
+    classes.push_back({object_ids::from_tag(tag), object_ids::from_tag(it->second->super_tag),
+                       static_cast<jint>(it->second->instance_size_estimate)});
+  }
+  sink->classes(sink->arg, classes.data(), static_cast<jint>(classes.size()));
+}
+
+// Classes the walk met without a layout (JVMTI may be called again now that the walk is over):
+// a class loaded while the dump was prepared is learnt and announced, so every class a dump names
+// has had its CLASS_LOAD, and the objects the walk kept for it are written. Classes
+// GetLoadedClasses does not list even now are being defined or unloaded: linking them (the
+// reflection call in class_layouts) would crash the VM, so they stay without a layout and their
+// mirrors are written as instances of java.lang.Class.
+void learn_unknown_classes(JNIEnv* jni, HeapWalk& walk, const JVMPIExt_HeapDumpSink* sink) {
+  if (walk.unknown_classes(primitive_mirror_tags(jni)).empty()) return;
+  tell_classes(sink, walk.layouts(), walk.learn(class_layouts::snapshot(jni)));
+}
+
+bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object,
+               const JVMPIExt_HeapDumpSink* sink, PhaseTimes& times) {
   walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
   const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
                            "FollowReferences");
-  note_unlisted_classes(jni, walk);
+  times.mark("walk");
+  if (initial_object == nullptr) learn_unknown_classes(jni, walk, sink);
+  times.mark("learn");
   walk.finish();
+  walk.out().deliver_held();
+  times.mark("finish");
   if (walk.out().failed()) {
     log_error("not enough memory for the heap dump; no dump delivered");
     return false;
   }
-  return ok;
+  return ok && !walk.out().stopped();
+}
+
+std::unique_ptr<HeapWalk> new_heap_walk(JNIEnv* jni, jint level) {
+  return std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class_tag(jni),
+                                    thread_envs(), jni_reference_events::global_refs_by_tag(), 0);
+}
+
+bool valid_level(jint level) {
+  return level >= JVMPI_DUMP_LEVEL_0 && level <= JVMPI_DUMP_LEVEL_2;
 }
 
 }  // namespace
@@ -651,23 +867,14 @@ bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object) {
 jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (jni == nullptr) return JVMPI_FAIL;
   const jint level = arg == nullptr ? JVMPI_DUMP_LEVEL_2 : arg->heap_dump_level;
-  if (level < JVMPI_DUMP_LEVEL_0 || level > JVMPI_DUMP_LEVEL_2) return JVMPI_FAIL;
-  const jlong class_class = class_class_tag(jni);
-  auto walk =
-      std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class, thread_envs(),
-                                 jni_reference_events::global_refs_by_tag(), 0);
-  if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
-  if (!walk->unknown_classes().empty()) {
-    // Rare: instances of classes GetLoadedClasses did not list. Learn them and walk again.
-    // Classes GetLoadedClasses does not list even now are being defined or unloaded: linking them
-    // (the reflection call in class_layouts) would crash the VM, so they stay without a layout
-    // and their mirrors are written as instances of java.lang.Class.
-    walk = std::make_unique<HeapWalk>(level, class_layouts::snapshot(jni), class_class,
-                                      thread_envs(), jni_reference_events::global_refs_by_tag(), 0);
-    if (!walk_heap(jni, *walk, nullptr)) return JVMPI_FAIL;
-  }
+  if (!valid_level(level)) return JVMPI_FAIL;
+  PhaseTimes times;
+  auto walk = new_heap_walk(jni, level);
+  times.mark("layouts");
+  if (!walk_heap(jni, *walk, nullptr, nullptr, times)) return JVMPI_FAIL;
   Traces traces;
   if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(*walk);
+  times.mark("traces");
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_HEAP_DUMP;
   event.env_id = jni;
@@ -677,6 +884,46 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   event.u.heap_dump.num_traces = static_cast<jint>(traces.traces.size());
   event.u.heap_dump.traces = traces.traces.empty() ? nullptr : traces.traces.data();
   gate::deliver_requested(&event);
+  times.mark("agent");
+  times.print("heap dump", walk->out().size());
+  return JVMPI_SUCCESS;
+}
+
+jint JNICALL stream_heap_dump(JNIEnv* jni, jint level, jint chunk_bytes,
+                              const JVMPIExt_HeapDumpSink* sink) {
+  constexpr jint kMinChunk = 64 << 10;
+  constexpr jint kMaxChunk = 256 << 20;
+  if (jni == nullptr || sink == nullptr || sink->chunk == nullptr || !valid_level(level) ||
+      (chunk_bytes != 0 && (chunk_bytes < kMinChunk || chunk_bytes > kMaxChunk))) {
+    return JVMPI_FAIL;
+  }
+  PhaseTimes times;
+  auto walk = new_heap_walk(jni, level);
+  times.mark("layouts");
+  std::vector<jlong> tags;
+  tags.reserve(walk->layouts().size());
+  for (const auto& entry : walk->layouts()) tags.push_back(entry.first);
+  tell_classes(sink, walk->layouts(), tags);
+  size_t total = 0;
+  walk->out().stream_to(chunk_bytes == 0 ? size_t{4} << 20 : static_cast<size_t>(chunk_bytes),
+                        [sink, &total, &times](const char* begin, const char* end) {
+                          const auto start = std::chrono::steady_clock::now();
+                          total += static_cast<size_t>(end - begin);
+                          const bool go = sink->chunk(sink->arg, begin, end) != JNI_FALSE;
+                          if (times.on())
+                            times.add_sink_time(std::chrono::steady_clock::now() - start);
+                          return go;
+                        });
+  if (!walk_heap(jni, *walk, nullptr, sink, times)) return JVMPI_FAIL;
+  Traces traces;
+  if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(*walk);
+  times.mark("traces");
+  if (sink->finished != nullptr) {
+    sink->finished(sink->arg, static_cast<jint>(traces.traces.size()),
+                   traces.traces.empty() ? nullptr : traces.traces.data());
+  }
+  times.mark("agent");
+  times.print("streamed heap dump", total);
   return JVMPI_SUCCESS;
 }
 
@@ -695,7 +942,8 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
     walk.set_array_length(object_ids::to_tag(object_id),
                           jni->GetArrayLength(static_cast<jarray>(object)));
   }
-  if (!walk_heap(jni, walk, object) || walk.out().size() == 0) return JVMPI_FAIL;
+  PhaseTimes times;
+  if (!walk_heap(jni, walk, object, nullptr, times) || walk.out().size() == 0) return JVMPI_FAIL;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_OBJECT_DUMP;
   event.env_id = jni;
