@@ -144,13 +144,13 @@ typedef struct JVMPI_ExtInterface {
   jint(JNICALL* StopAllocationSampling)(void);
 
   /* Added after version 1: check JVMPI_EXT_HAS(ext, StreamHeapDump).
+   * Call it on a thread attached to the VM, as RequestEvent.
    * The heap dump of RequestEvent(HEAP_DUMP) at `level` (JVMPI_DUMP_LEVEL_0/1/2), the same records
    * in the same order, handed to `sink` in chunks of whole records of about `chunk_bytes` (64 KiB
    * to 256 MiB; 0 means 4 MiB; a record larger than that comes alone in a chunk of its size) as
    * the heap is walked, so the runtime never holds more than one chunk. JVMPI_SUCCESS;
    * JVMPI_FAIL on bad arguments, when the walk failed or the sink stopped it. */
-  jint(JNICALL* StreamHeapDump)(JNIEnv* env, jint level, jint chunk_bytes,
-                                const JVMPIExt_HeapDumpSink* sink);
+  jint(JNICALL* StreamHeapDump)(jint level, jint chunk_bytes, const JVMPIExt_HeapDumpSink* sink);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
 #include <hprof_format.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "jvmpi_dump_reader.h"
@@ -16,6 +17,7 @@ class OutputSink : public hprof::Sink {
   explicit OutputSink(Output& output) : output_(output) {}
   void write(const void* data, size_t size) override { output_.write(data, size); }
   void flush() override { output_.flush(); }
+  bool failed() { return output_.failed(); }
 
  private:
   Output& output_;
@@ -205,83 +207,115 @@ void BinaryReport::cpu_samples(const std::vector<Cost>& costs, uint64_t total) {
   writer_->cpu_samples(r);
 }
 
-void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
-                             const ThreadTable& threads, const AllocationSites& sites) {
-  std::lock_guard lock(mutex_);
-  if (!writer_) return;
-  const auto& d = dump.u.heap_dump;
-
-  // Class information: superclasses come from the dump's class records (pass 1), the fields from
-  // CLASS_LOAD; array classes are found by name for the object arrays.
-  std::unordered_map<jobjectID, jobjectID> super_of;
-  DumpVisitor first;
-  first.klass = [&](const DumpClass& k) { super_of[k.id] = k.super; };
-  read_heap_dump(d.begin, d.end, d.dump_level, classes, first);
-  std::unordered_map<std::string, jobjectID> class_by_name;
-  std::unordered_map<jobjectID, ClassInfo> info_of;
-  for (auto& [id, info] : classes.all()) {
-    class_by_name.emplace(info.name, id);
-    info_of.emplace(id, std::move(info));
-  }
-  // Readers (VisualVM's among them) expect a dump's segments back to back, so every UTF8 record
-  // the class dumps name is written before the first segment.
-  for (const auto& [id, super] : super_of) {
-    auto it = info_of.find(id);
-    if (it == info_of.end()) continue;
-    for (const FieldInfo& f : it->second.statics) string_id(f.name);
-    for (const FieldInfo& f : it->second.instances) string_id(f.name);
-  }
-  auto instance_fields = [&](jobjectID k) {
-    std::vector<const FieldInfo*> out;  // own first, then the superclass's
-    for (; k != nullptr; k = super_of.count(k) ? super_of[k] : nullptr) {
-      auto it = info_of.find(k);
-      if (it == info_of.end()) break;
-      for (const FieldInfo& f : it->second.instances) out.push_back(&f);
+// One heap dump being converted: JVMPI records in, HPROF sub-records out.
+class BinaryReport::HeapDump {
+ public:
+  HeapDump(BinaryReport& report, int level, const ClassTable& classes, const ThreadTable& threads,
+           const AllocationSites& sites)
+      : report_(report), level_(level), classes_(classes), threads_(threads), sites_(sites) {
+    for (auto& [id, info] : classes.all()) add_class_info(id, std::move(info));
+    // Readers (VisualVM's among them) expect a dump's segments back to back, so every UTF8 record
+    // the class dumps name is written before the first segment.
+    for (const auto& [id, info] : info_of_) intern_field_names(info);
+    heap_.emplace(report_.writer_->begin_heap_dump());
+    for (const auto& [env, info] : threads.live()) {
+      if (info.object != nullptr) heap_->root_thread_object(id_of(info.object), info.serial, 0);
     }
-    return out;
-  };
-  auto trace_of = [&sites](jobjectID id) {
+    visitor_.root = [this](const DumpRoot& r) { root(r); };
+    visitor_.klass = [this](const DumpClass& k) { klass(k); };
+    visitor_.instance = [this](const DumpInstance& i) { instance(i); };
+    visitor_.object_array = [this](const DumpObjectArray& a) { object_array(a); };
+    visitor_.primitive_array = [this](const DumpPrimitiveArray& a) { primitive_array(a); };
+  }
+
+  void add_classes(const JVMPIExt_DumpClass* classes, jint count) {
+    bool unknown = false;
+    for (jint i = 0; i < count; ++i) {
+      super_of_[classes[i].class_id] = classes[i].super_id;
+      fields_of_.erase(classes[i].class_id);
+      if (info_of_.count(classes[i].class_id) == 0) unknown = true;
+    }
+    if (!unknown) return;
+    // Classes announced while the dump was taken (their CLASS_LOAD came just now).
+    for (auto& [id, info] : classes_.all()) {
+      if (info_of_.count(id) > 0) continue;
+      intern_field_names(info);
+      add_class_info(id, std::move(info));
+    }
+  }
+
+  void records(const char* begin, const char* end) {
+    read_heap_dump(begin, end, level_, classes_, visitor_);
+  }
+
+  void finish() { heap_->finish(); }
+
+ private:
+  void add_class_info(jobjectID id, ClassInfo info) {
+    class_by_name_.emplace(info.name, id);
+    info_of_.emplace(id, std::move(info));
+  }
+
+  void intern_field_names(const ClassInfo& info) {
+    for (const FieldInfo& f : info.statics) report_.string_id(f.name);
+    for (const FieldInfo& f : info.instances) report_.string_id(f.name);
+  }
+
+  // An instance's fields in its record's order: its class's own first, then the superclass's.
+  // Worked out once per class.
+  const std::vector<const FieldInfo*>& instance_fields(jobjectID klass) {
+    auto [it, inserted] = fields_of_.try_emplace(klass);
+    if (inserted) {
+      for (jobjectID k = klass; k != nullptr;) {
+        auto info = info_of_.find(k);
+        if (info == info_of_.end()) break;
+        for (const FieldInfo& f : info->second.instances) it->second.push_back(&f);
+        auto super = super_of_.find(k);
+        k = super == super_of_.end() ? nullptr : super->second;
+      }
+    }
+    return it->second;
+  }
+
+  unsigned trace_of(jobjectID id) const {
     unsigned trace = 0;
     jint size = 0;
-    return sites.object_info(id, &trace, &size) ? trace : 0u;
-  };
-
-  hprof::HeapDumpWriter heap = writer_->begin_heap_dump();
-  for (const auto& [env, info] : threads.live()) {
-    if (info.object != nullptr) heap.root_thread_object(id_of(info.object), info.serial, 0);
+    return sites_.object_info(id, &trace, &size) ? trace : 0u;
   }
-  DumpVisitor second;
-  second.root = [&](const DumpRoot& r) {
+
+  void root(const DumpRoot& r) {
     const hprof::Id object = id_of(r.object);
-    const uint32_t thread = threads.serial_of(static_cast<JNIEnv*>(r.extra));
+    const uint32_t thread = threads_.serial_of(static_cast<JNIEnv*>(r.extra));
     switch (r.kind) {
       case JVMPI_GC_ROOT_JNI_GLOBAL:
-        heap.root_jni_global(object, id_of(r.extra));
+        heap_->root_jni_global(object, id_of(r.extra));
         break;
       case JVMPI_GC_ROOT_JNI_LOCAL:
-        heap.root_jni_local(object, thread, r.frame);
+        heap_->root_jni_local(object, thread, r.frame);
         break;
       case JVMPI_GC_ROOT_JAVA_FRAME:
-        heap.root_java_frame(object, thread, r.frame);
+        heap_->root_java_frame(object, thread, r.frame);
         break;
       case JVMPI_GC_ROOT_NATIVE_STACK:
-        heap.root_native_stack(object, thread);
+        heap_->root_native_stack(object, thread);
         break;
       case JVMPI_GC_ROOT_STICKY_CLASS:
-        heap.root_sticky_class(object);
+        heap_->root_sticky_class(object);
         break;
       case JVMPI_GC_ROOT_THREAD_BLOCK:
-        heap.root_thread_block(object, thread);
+        heap_->root_thread_block(object, thread);
         break;
       case JVMPI_GC_ROOT_MONITOR_USED:
-        heap.root_monitor_used(object);
+        heap_->root_monitor_used(object);
         break;
       default:
-        heap.root_unknown(object);
+        heap_->root_unknown(object);
         break;
     }
-  };
-  second.klass = [&](const DumpClass& k) {
+  }
+
+  void klass(const DumpClass& k) {
+    super_of_.try_emplace(k.id, k.super);
     hprof::ClassDump c;
     c.class_id = id_of(k.id);
     c.super_id = id_of(k.super);
@@ -299,50 +333,109 @@ void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
     for (const auto& [index, value] : k.constant_pool) {
       c.constant_pool.push_back({index, hprof::Value::of_object(id_of(value))});
     }
-    auto it = info_of.find(k.id);
-    if (it != info_of.end()) {
+    auto it = info_of_.find(k.id);
+    if (it != info_of_.end()) {
       size_t s = 0;
       for (const FieldInfo& f : it->second.statics) {
         if (s >= k.static_values.size()) break;
-        c.statics.push_back({string_id(f.name), value_at(k.static_values[s++], f.signature)});
+        c.statics.push_back(
+            {report_.string_id(f.name), value_at(k.static_values[s++], f.signature)});
       }
       for (const FieldInfo& f : it->second.instances) {
-        c.fields.push_back({string_id(f.name), basic_type(f.signature)});
+        c.fields.push_back({report_.string_id(f.name), basic_type(f.signature)});
       }
     }
-    heap.class_dump(c);
-  };
-  std::vector<uint8_t> values;
-  second.instance = [&](const DumpInstance& i) {
-    values.clear();
+    heap_->class_dump(c);
+  }
+
+  void instance(const DumpInstance& i) {
+    values_.clear();
     size_t offset = 0;
     for (const FieldInfo* f : instance_fields(i.class_id)) {
       const size_t n = jvmpi_value_size(f->signature);
       if (offset + n > i.length) break;
-      hprof::append_value(values, value_at(i.values + offset, f->signature), 8);
+      hprof::append_value(values_, value_at(i.values + offset, f->signature), 8);
       offset += n;
     }
-    heap.instance_dump(id_of(i.id), trace_of(i.id), id_of(i.class_id), values);
-  };
-  second.object_array = [&](const DumpObjectArray& a) {
-    std::vector<hprof::Id> elements;
-    elements.reserve(a.elements.size());
-    for (jobjectID e : a.elements) elements.push_back(id_of(e));
-    const std::string element = a.element_class != nullptr ? info_of.count(a.element_class)
-                                                                 ? info_of[a.element_class].name
-                                                                 : std::string("java.lang.Object")
-                                                           : std::string("java.lang.Object");
-    auto array_class = class_by_name.find(element + "[]");
-    heap.obj_array_dump(id_of(a.id), trace_of(a.id),
-                        array_class != class_by_name.end() ? id_of(array_class->second) : 0,
-                        elements);
-  };
-  second.primitive_array = [&](const DumpPrimitiveArray& a) {
-    heap.prim_array_dump(id_of(a.id), trace_of(a.id), static_cast<hprof::BasicType>(a.type),
-                         a.values, a.values != nullptr ? a.count : 0, hprof::ByteOrder::kBig);
-  };
-  read_heap_dump(d.begin, d.end, d.dump_level, classes, second);
-  heap.finish();
+    heap_->instance_dump(id_of(i.id), trace_of(i.id), id_of(i.class_id), values_);
+  }
+
+  void object_array(const DumpObjectArray& a) {
+    elements_.clear();
+    elements_.reserve(a.elements.size());
+    for (jobjectID e : a.elements) elements_.push_back(id_of(e));
+    const jobjectID element_class = a.element_class;
+    auto array_class = array_class_of_.find(element_class);
+    if (array_class == array_class_of_.end()) {
+      auto info = element_class != nullptr ? info_of_.find(element_class) : info_of_.end();
+      const std::string element =
+          info != info_of_.end() ? info->second.name : std::string("java.lang.Object");
+      auto named = class_by_name_.find(element + "[]");
+      array_class =
+          array_class_of_
+              .emplace(element_class, named != class_by_name_.end() ? id_of(named->second) : 0)
+              .first;
+    }
+    heap_->obj_array_dump(id_of(a.id), trace_of(a.id), array_class->second, elements_);
+  }
+
+  void primitive_array(const DumpPrimitiveArray& a) {
+    heap_->prim_array_dump(id_of(a.id), trace_of(a.id), static_cast<hprof::BasicType>(a.type),
+                           a.values, a.values != nullptr ? a.count : 0, hprof::ByteOrder::kBig);
+  }
+
+  BinaryReport& report_;
+  const int level_;
+  const ClassTable& classes_;
+  const ThreadTable& threads_;
+  const AllocationSites& sites_;
+  std::optional<hprof::HeapDumpWriter> heap_;
+  DumpVisitor visitor_;
+  std::unordered_map<jobjectID, jobjectID> super_of_;
+  std::unordered_map<std::string, jobjectID> class_by_name_;
+  std::unordered_map<jobjectID, ClassInfo> info_of_;
+  std::unordered_map<jobjectID, std::vector<const FieldInfo*>> fields_of_;
+  std::unordered_map<jobjectID, hprof::Id> array_class_of_;  // by element class
+  std::vector<uint8_t> values_;
+  std::vector<hprof::Id> elements_;
+};
+
+void BinaryReport::begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
+                                   const AllocationSites& sites) {
+  mutex_.lock();  // until end_heap_dump
+  if (writer_) dump_ = std::make_unique<HeapDump>(*this, level, classes, threads, sites);
+}
+
+void BinaryReport::heap_dump_classes(const JVMPIExt_DumpClass* classes, jint count) {
+  std::lock_guard lock(mutex_);
+  if (dump_) dump_->add_classes(classes, count);
+}
+
+bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
+  std::lock_guard lock(mutex_);
+  if (!dump_) return false;
+  dump_->records(begin, end);
+  return !sink_->failed();
+}
+
+void BinaryReport::end_heap_dump() {
+  if (dump_) dump_->finish();
+  dump_.reset();
+  mutex_.unlock();
+}
+
+void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
+                             const ThreadTable& threads, const AllocationSites& sites) {
+  const auto& d = dump.u.heap_dump;
+  // The superclasses, from the dump's class records, before the instances that need them.
+  std::vector<JVMPIExt_DumpClass> supers;
+  DumpVisitor first;
+  first.klass = [&](const DumpClass& k) { supers.push_back({k.id, k.super, 0}); };
+  read_heap_dump(d.begin, d.end, d.dump_level, classes, first);
+  begin_heap_dump(d.dump_level, classes, threads, sites);
+  heap_dump_classes(supers.data(), static_cast<jint>(supers.size()));
+  heap_dump_records(d.begin, d.end);
+  end_heap_dump();
 }
 
 void BinaryReport::flush() {

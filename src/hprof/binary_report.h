@@ -4,6 +4,7 @@
 #pragma once
 
 #include <jvmpi.h>
+#include <jvmpi_ext.h>
 
 #include <memory>
 #include <mutex>
@@ -41,7 +42,17 @@ class BinaryReport {
                    const SiteCounts& totals, double cutoff, bool by_allocated);
   void heap_summary(const SiteCounts& totals);
   void cpu_samples(const std::vector<Cost>& costs, uint64_t total);
-  // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump.
+  // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
+  // arrive: begin, heap_dump_classes (before the records that name those classes as an
+  // instance's class), heap_dump_records (whole records, in order; false once output failed),
+  // end. The report is locked from begin to end: other threads' records wait, so the segments
+  // stay back to back (a LOAD CLASS this thread causes meanwhile goes in between).
+  void begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
+                       const AllocationSites& sites);
+  void heap_dump_classes(const JVMPIExt_DumpClass* classes, jint count);
+  bool heap_dump_records(const char* begin, const char* end);
+  void end_heap_dump();
+  // The one-buffer HEAP_DUMP event, through the same steps.
   void heap_dump(const JVMPI_Event& dump, const ClassTable& classes, const ThreadTable& threads,
                  const AllocationSites& sites);
   void flush();
@@ -49,7 +60,9 @@ class BinaryReport {
  private:
   uint64_t string_id(const std::string& text);  // writes the UTF8 record on first use
 
-  std::mutex mutex_;
+  class HeapDump;
+  std::recursive_mutex mutex_;
+  std::unique_ptr<HeapDump> dump_;  // open between begin_heap_dump and end_heap_dump
   std::unique_ptr<class OutputSink> sink_;
   std::unique_ptr<hprof::BinaryWriter> writer_;
   std::unordered_map<std::string, uint64_t> strings_;

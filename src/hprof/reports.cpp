@@ -1,7 +1,10 @@
 #include "reports.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "heap_dump_text.h"
@@ -74,9 +77,83 @@ void write_pending_traces() {
   p.output.write(text::traces(p.classes, p.traces.take_unwritten(), p.options));
 }
 
+namespace {
+
+// HPROF_HEAP_DUMP_PATH=one-buffer takes heap dumps through JVMPI's one-buffer HEAP_DUMP event
+// instead of the runtime's streamed dump (the tests compare the two).
+bool stream_available() {
+  JVMPI_ExtInterface* ext = jvmpi_ext();
+  if (ext == nullptr || !JVMPI_EXT_HAS(ext, StreamHeapDump)) return false;
+  const char* path = std::getenv("HPROF_HEAP_DUMP_PATH");
+  return path == nullptr || std::strcmp(path, "one-buffer") != 0;
+}
+
+// The streamed dump's sink: every call comes on this thread, while RequestEvent-like
+// StreamHeapDump runs. `chunk` runs while the VM is stopped for the heap walk: it only converts
+// and writes (no JNI, no JVMPI).
+struct StreamTarget {
+  Profile& p;
+  std::unique_ptr<TextHeapDump> text;
+  bool first = true;
+
+  static void JNICALL classes(void* arg, const JVMPIExt_DumpClass* classes, jint count) {
+    auto* self = static_cast<StreamTarget*>(arg);
+    Profile& p = self->p;
+    if (self->first) {
+      self->first = false;
+      if (p.options.binary) {
+        // The traces of objects allocated so far, before the dump names them.
+        p.binary.traces(p.classes, p.traces);
+        p.binary.begin_heap_dump(JVMPI_DUMP_LEVEL_2, p.classes, p.threads, p.sites);
+      } else {
+        self->text =
+            std::make_unique<TextHeapDump>(JVMPI_DUMP_LEVEL_2, p.classes, p.threads, p.sites,
+                                           [&p](const std::string& s) { p.output.write(s); });
+      }
+    }
+    if (p.options.binary) {
+      p.binary.heap_dump_classes(classes, count);
+    } else {
+      for (jint i = 0; i < count; ++i) {
+        self->text->add_class(classes[i].class_id, classes[i].super_id,
+                              static_cast<uint32_t>(classes[i].instance_size));
+      }
+    }
+  }
+
+  static jboolean JNICALL chunk(void* arg, const char* begin, const char* end) {
+    auto* self = static_cast<StreamTarget*>(arg);
+    if (self->p.options.binary) return self->p.binary.heap_dump_records(begin, end);
+    self->text->records(begin, end);
+    return self->p.output.failed() ? JNI_FALSE : JNI_TRUE;
+  }
+
+  // Ends what `classes` began, also when the dump failed part way (what was written stays
+  // readable up to there).
+  void end() {
+    if (first) return;
+    if (p.options.binary) {
+      p.binary.end_heap_dump();
+    } else {
+      text->finish();
+    }
+  }
+};
+
+}  // namespace
+
 void write_heap_dump() {
   Profile& p = profile();
   say("Java heap");
+  if (stream_available()) {
+    StreamTarget target{p, nullptr};
+    JVMPIExt_HeapDumpSink sink{&target, StreamTarget::classes, StreamTarget::chunk, nullptr};
+    const jint rc = jvmpi_ext()->StreamHeapDump(JVMPI_DUMP_LEVEL_2, 0, &sink);
+    target.end();
+    if (rc != JVMPI_SUCCESS && p.options.verbose) std::fprintf(stderr, " heap dump incomplete;");
+    done();
+    return;
+  }
   std::function<void(const JVMPI_Event&)> consumer = [&p](const JVMPI_Event& e) {
     if (p.options.binary) {
       // The traces of objects allocated while the heap was walked, before the dump names them.

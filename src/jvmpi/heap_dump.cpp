@@ -889,8 +889,8 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   return JVMPI_SUCCESS;
 }
 
-jint JNICALL stream_heap_dump(JNIEnv* jni, jint level, jint chunk_bytes,
-                              const JVMPIExt_HeapDumpSink* sink) {
+jint JNICALL stream_heap_dump(jint level, jint chunk_bytes, const JVMPIExt_HeapDumpSink* sink) {
+  JNIEnv* jni = current_jni_env();
   constexpr jint kMinChunk = 64 << 10;
   constexpr jint kMaxChunk = 256 << 20;
   if (jni == nullptr || sink == nullptr || sink->chunk == nullptr || !valid_level(level) ||

@@ -14,8 +14,7 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg);
 
 // The extension table's StreamHeapDump: the same dump, handed to `sink` in chunks while the heap
 // is walked (include/jvmpi_ext.h).
-jint JNICALL stream_heap_dump(JNIEnv* jni, jint level, jint chunk_bytes,
-                              const JVMPIExt_HeapDumpSink* sink);
+jint JNICALL stream_heap_dump(jint level, jint chunk_bytes, const JVMPIExt_HeapDumpSink* sink);
 
 // RequestEvent(OBJECT_DUMP, obj_id): one record at level 2.
 jint request_object_dump(JNIEnv* jni, jobjectID object_id);
