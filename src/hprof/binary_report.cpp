@@ -81,7 +81,11 @@ uint64_t BinaryReport::string_id(const std::string& text) {
   auto [it, inserted] = strings_.try_emplace(text, next_id_);
   if (inserted) {
     ++next_id_;
-    writer_->utf8(it->second, text);
+    if (dump_) {
+      held_strings_.emplace_back(it->second, text);  // no top-level record inside a dump
+    } else {
+      writer_->utf8(it->second, text);
+    }
   }
   return it->second;
 }
@@ -94,6 +98,11 @@ void BinaryReport::load_class(const ClassInfo& info, jobjectID class_id) {
   r.class_id = id_of(class_id);
   r.trace_serial = info.load_trace != 0 ? info.load_trace : kEmptyTraceSerial;
   r.name_id = string_id(info.name);
+  if (dump_) {
+    // Announced by this thread while its dump is open (a class learnt during the dump): after it.
+    held_classes_.push_back(r);
+    return;
+  }
   writer_->load_class(r);
 }
 
@@ -421,6 +430,10 @@ bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
 void BinaryReport::end_heap_dump() {
   if (dump_) dump_->finish();
   dump_.reset();
+  for (const auto& [id, text] : held_strings_) writer_->utf8(id, text);
+  for (const hprof::LoadClass& r : held_classes_) writer_->load_class(r);
+  held_strings_.clear();
+  held_classes_.clear();
   mutex_.unlock();
 }
 

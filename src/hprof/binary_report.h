@@ -3,6 +3,7 @@
 // each dump (traces, sites, CPU samples, heap dump segments). Thread-safe.
 #pragma once
 
+#include <hprof_format.h>
 #include <jvmpi.h>
 #include <jvmpi_ext.h>
 
@@ -10,16 +11,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "allocation_sites.h"
 #include "cost_table.h"
 #include "options.h"
 #include "output.h"
 #include "tables.h"
-
-namespace hprof {
-class BinaryWriter;
-}
 
 namespace hprof::agent {
 
@@ -63,6 +61,9 @@ class BinaryReport {
   class HeapDump;
   std::recursive_mutex mutex_;
   std::unique_ptr<HeapDump> dump_;  // open between begin_heap_dump and end_heap_dump
+  // Top-level records this thread caused while its dump was open, written after the dump.
+  std::vector<std::pair<uint64_t, std::string>> held_strings_;
+  std::vector<hprof::LoadClass> held_classes_;
   std::unique_ptr<class OutputSink> sink_;
   std::unique_ptr<hprof::BinaryWriter> writer_;
   std::unordered_map<std::string, uint64_t> strings_;

@@ -156,12 +156,9 @@ class HeapWalk {
         continue;
       }
       write_class(tag, record);
-      // Boot instance classes are HotSpot's sticky roots, whether the walk reached them as
-      // system-class roots or (CDS-archived mirrors) by a reference.
-      if (only_tag_ == 0 && is_sticky_class(tag)) {
-        out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
-        out_.id_from_tag(tag);
-      }
+      // A boot instance class the walk reached by a reference rather than as a root (JVMTI's
+      // system-class roots leave out classes whose mirrors the CDS archive holds).
+      if (only_tag_ == 0 && is_sticky_class(tag)) write_sticky_root(tag);
     }
   }
 
@@ -452,13 +449,17 @@ class HeapWalk {
     }
   }
 
-  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag) {
+  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag,
+                  jlong class_tag) {
     if (kind == JVMTI_HEAP_REFERENCE_SYSTEM_CLASS) {
       // JVMTI reports here everything the boot loader's (and hidden classes') class-loader data
       // holds: mirrors of instance, array and hidden classes, constant-pool caches, archived
       // arrays. HotSpot's own dumper roots only the boot loader's instance classes, and so do we
-      // (docs/jvmpi-conformance.md), at the end with the class records: the rest are reached as
-      // in its dumps, or not at all.
+      // (docs/jvmpi-conformance.md): the rest are reached as in its dumps, or not at all. They
+      // are written here, with the other roots, because text dumps list every root before the
+      // first object (JDK 8's order) and a streamed dump cannot go back; finish() adds the few
+      // the walk reaches only by a reference.
+      if (class_tag == class_class_tag_ && is_sticky_class(tag)) write_sticky_root(tag);
       return;
     }
     out_.record_boundary();
@@ -520,6 +521,13 @@ class HeapWalk {
     return it != layouts_.end() && it->second->boot_instance_class;
   }
 
+  void write_sticky_root(jlong tag) {
+    if (!sticky_written_.insert(tag).second) return;
+    out_.record_boundary();
+    out_.u1(JVMPI_GC_ROOT_STICKY_CLASS);
+    out_.id_from_tag(tag);
+  }
+
   jint on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
                     jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr,
                     jlong* referrer_tag_ptr, jint length) {
@@ -540,7 +548,7 @@ class HeapWalk {
       object_array_lengths_.try_emplace(tag, length);  // an array of a class not known yet
     }
     if (referrer_tag_ptr == nullptr) {
-      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
+      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag, class_tag);
       return visit;
     }
     if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
@@ -674,6 +682,7 @@ class HeapWalk {
   std::unordered_map<jlong, jlong> instance_sizes_;
   std::vector<FrameRoot> frame_roots_;
   std::vector<DeferredObject> deferred_;
+  std::unordered_set<jlong> sticky_written_;
   const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
   jlong object_class_tag_ = 0;

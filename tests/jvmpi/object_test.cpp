@@ -122,6 +122,25 @@ TEST_P(JvmpiObjects, HeapDumpLevel0ListsTheLiveObjects) {
   EXPECT_EQ(dump[0].num("tracked_types_ok"), 1) << "an instance not typed JVMPI_NORMAL_OBJECT";
 }
 
+// StreamHeapDump hands over, chunk by chunk, exactly the bytes RequestEvent(HEAP_DUMP) puts in its
+// one buffer, at every level, for the same quiet heap (the agent compares them; 64 KiB chunks so
+// the dump spans many).
+TEST_P(JvmpiObjects, StreamedHeapDumpIsTheOneBufferDump) {
+  auto cmp = Select(log_, "STREAMCMP");
+  ASSERT_EQ(cmp.size(), 3u) << "the agent found no StreamHeapDump in the extension table";
+  for (const auto& c : cmp) {
+    EXPECT_EQ(c.num("rc_buffer"), 0) << c.raw;
+    EXPECT_EQ(c.num("rc_stream"), 0) << c.raw;
+    EXPECT_GT(c.num("buffer_bytes"), 0) << c.raw;
+    EXPECT_EQ(c.num("stream_bytes"), c.num("buffer_bytes")) << c.raw;
+    EXPECT_EQ(c.num("first_diff"), -1) << "streamed bytes differ: " << c.raw;
+    EXPECT_GT(c.num("chunks"), 1) << c.raw;
+    EXPECT_EQ(c.num("chunks_bounded"), c.num("chunks")) << "a chunk far above its size: " << c.raw;
+    EXPECT_EQ(c.num("class_calls"), 1) << c.raw;
+    EXPECT_EQ(c.num("finished"), 1) << c.raw;
+  }
+}
+
 TEST_P(JvmpiObjects, MonitorDumpShowsOwnerAndWaiter) {
   auto request = Select(log_, "REQUEST", {{"what", "monitor_dump"}});
   ASSERT_EQ(request.size(), 1u);

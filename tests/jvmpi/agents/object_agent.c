@@ -9,9 +9,11 @@
  * OBJECT_ALLOC for the last freed one; 9 = log the object's ID (arg labels it). At JVM_SHUT_DOWN
  * it requests a last HEAP_DUMP (level 0).
  */
+#include <jvmpi_ext.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent_common.h"
@@ -172,7 +174,72 @@ static void object_dump(JVMPI_Event* ev) {
   tl_log("OBJDUMP_END\tconsumed=%ld", (long)(p - (d + 21)));
 }
 
+/* The streamed dump against the one-buffer HEAP_DUMP, at each level, on the same (quiet) heap:
+ * the one-buffer dump is copied here while `capture` is set, the stream is collected in chunks
+ * of the smallest size the runtime accepts (so the dump spans many of them). */
+static JVMPI_ExtInterface* ext;
+static int capture;
+static unsigned char *captured, *streamed;
+static size_t captured_len, streamed_len, streamed_cap;
+static long chunks, chunks_whole, class_calls, finished_calls;
+
+static void JNICALL stream_classes(void* arg, const JVMPIExt_DumpClass* c, jint n) {
+  (void)arg;
+  (void)c;
+  if (n > 0) class_calls++;
+}
+
+static jboolean JNICALL stream_chunk(void* arg, const char* begin, const char* end) {
+  (void)arg;
+  const size_t n = (size_t)(end - begin);
+  if (streamed_len + n > streamed_cap) {
+    streamed_cap = (streamed_len + n) * 2;
+    streamed = realloc(streamed, streamed_cap);
+  }
+  memcpy(streamed + streamed_len, begin, n);
+  streamed_len += n;
+  chunks++;
+  if (n <= (64u << 10) + (1u << 20)) chunks_whole++; /* a chunk plus at most one record */
+  return JNI_TRUE;
+}
+
+static void JNICALL stream_finished(void* arg, jint num_traces, JVMPI_CallTrace* traces) {
+  (void)arg;
+  (void)num_traces;
+  (void)traces;
+  finished_calls++;
+}
+
+static void compare_stream(jint level) {
+  JVMPI_HeapDumpArg arg = {level};
+  captured_len = streamed_len = 0;
+  chunks = chunks_whole = class_calls = finished_calls = 0;
+  capture = 1;
+  const jint rc_buffer = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
+  capture = 0;
+  JVMPIExt_HeapDumpSink sink = {NULL, stream_classes, stream_chunk, stream_finished};
+  const jint rc_stream = ext->StreamHeapDump(level, 64 << 10, &sink);
+  long first_diff = -1;
+  for (size_t i = 0; i < captured_len && i < streamed_len; i++) {
+    if (captured[i] != streamed[i]) {
+      first_diff = (long)i;
+      break;
+    }
+  }
+  tl_log(
+      "STREAMCMP\tlevel=%d\trc_buffer=%d\trc_stream=%d\tbuffer_bytes=%ld\tstream_bytes=%ld\t"
+      "chunks=%ld\tchunks_bounded=%ld\tclass_calls=%ld\tfinished=%ld\tfirst_diff=%ld",
+      (int)level, (int)rc_buffer, (int)rc_stream, (long)captured_len, (long)streamed_len, chunks,
+      chunks_whole, class_calls, finished_calls, first_diff);
+}
+
 static void heap_dump(JVMPI_Event* ev) {
+  if (capture) {
+    captured_len = (size_t)(ev->u.heap_dump.end - ev->u.heap_dump.begin);
+    captured = realloc(captured, captured_len + 1);
+    memcpy(captured, ev->u.heap_dump.begin, captured_len);
+    return;
+  }
   const unsigned char* p = (const unsigned char*)ev->u.heap_dump.begin;
   const unsigned char* end = (const unsigned char*)ev->u.heap_dump.end;
   long records = 0, found = 0, types_ok = 1;
@@ -344,6 +411,11 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
     JVMPI_HeapDumpArg level0 = {JVMPI_DUMP_LEVEL_0};
     rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &level0);
     tl_log("REQUEST\twhat=heap_dump\trc=%d", (int)rc);
+    if (ext != NULL && JVMPI_EXT_HAS(ext, StreamHeapDump)) {
+      for (jint level = JVMPI_DUMP_LEVEL_0; level <= JVMPI_DUMP_LEVEL_2; level++) {
+        compare_stream(level);
+      }
+    }
   } else if (code == 3) {
     monitor_of_interest = id;
     rc = jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL);
@@ -366,6 +438,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* jvm, char* options, void* reserved) {
   (void)reserved;
   if (!tl_open(options)) return JNI_ERR;
   if ((*jvm)->GetEnv(jvm, (void**)&jvmpi, JVMPI_VERSION_1_1) != JNI_OK) return JNI_ERR;
+  if ((*jvm)->GetEnv(jvm, (void**)&ext, JVMPI_EXT_VERSION_1) != JNI_OK) ext = NULL;
   jvmpi->NotifyEvent = notify_event;
   jint events[] = {JVMPI_EVENT_THREAD_START,
                    JVMPI_EVENT_JVM_INIT_DONE,
