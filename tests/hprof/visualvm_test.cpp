@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "hprof_format.h"
 #include "hprof_test.h"
 #include "hprof_test_config.h"
 
@@ -198,6 +200,52 @@ TEST_P(VisualVmTest, SigquitDumpOpens) {
   const RunResult run = jvm->wait();
   ASSERT_TRUE(run.exited(0)) << run.describe();
   ExpectSameHeap(histogram, VisualVmCountsOf(path("java.hprof")), 0);
+}
+
+// Three SIGQUITs, then the exit: each dump (streamed by the runtime, written as it comes) opens
+// by itself with the histogram's counts, the file ends with four complete dumps, and the planted
+// objects keep their IDs from one dump to the next.
+TEST_P(VisualVmTest, ThreeSigquitsThenExitEachDumpOpensWithStableIds) {
+  Counts histogram;
+  auto jvm = Start("heap=dump,format=b", 0, &histogram);
+  ASSERT_NE(jvm, nullptr);
+  auto dumps_done = [&] {
+    const std::string err = jvm->stderr_so_far();
+    size_t n = 0;
+    for (size_t at = err.find("Dumping Java heap ... done."); at != std::string::npos;
+         at = err.find("Dumping Java heap ... done.", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  for (size_t i = 1; i <= 3; ++i) {
+    jvm->signal(SIGQUIT);
+    ASSERT_TRUE(jvm->wait_until([&] { return dumps_done() >= i; })) << jvm->wait().describe();
+    ASSERT_TRUE(jvm->running()) << "the program ended: dump " << i << " was not mid-run";
+    const std::string copy = path("sigquit" + std::to_string(i) + ".hprof");
+    std::filesystem::copy_file(path("java.hprof"), copy);
+    ExpectSameHeap(histogram, VisualVmCountsOf(copy), 0);
+  }
+  jvm->write_stdin("go\n");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ExpectSameHeap(histogram, VisualVmCountsOf(path("java.hprof")), 0);
+
+  const hprof::Profile profile = hprof::read_file(path("java.hprof"));
+  ASSERT_EQ(profile.heap_dumps.size(), 4u);
+  std::vector<std::set<hprof::Id>> leaves;
+  for (const hprof::HeapDump& dump : profile.heap_dumps) {
+    EXPECT_TRUE(dump.complete);
+    std::set<hprof::Id> ids;
+    for (const hprof::InstanceDump& i : dump.instances) {
+      if (profile.class_name(i.class_id) == "hproftest.PlantedHeap$Leaf") ids.insert(i.object_id);
+    }
+    EXPECT_EQ(ids.size(), 1500u);
+    leaves.push_back(std::move(ids));
+  }
+  for (size_t d = 1; d < leaves.size(); ++d) {
+    EXPECT_EQ(leaves[d], leaves[0]) << "dump " << d + 1 << " names the planted objects differently";
+  }
 }
 
 INSTANTIATE_FOR_JDKS(VisualVmTest);
