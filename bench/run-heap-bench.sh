@@ -5,13 +5,16 @@
 #  a. Allocation tracking: an allocation-heavy program (bench/heap/java/jvmpibench/AllocBench)
 #     without an agent, under libjvmpi.so with a counting agent that enables nothing, with
 #     OBJECT_ALLOC, and with OBJECT_ALLOC + OBJECT_FREE. Median workload time of REPS runs each.
-#  b. Heap dump: a heap of ~1 GiB live data (-Xmx3g; 12.5M small objects in chains, 10000 long[8192]).
-#     `jcmd <pid> GC.heap_dump` (wall time of jcmd, the JVM's own reported time, and the peak RSS
-#     increase of the target while it runs) against a level-2 JVMPI HEAP_DUMP requested by an agent
-#     (time to the buffer, time to write it to a file, and the process's peak RSS increase).
+#  b. Heap dumps of ~1 GiB live data (-Xmx3g; 12.5M small objects in chains, 10000 long[8192])
+#     and ~4 GiB (-Xmx8g; 50M objects, 40000 arrays): `jcmd <pid> GC.heap_dump` (wall time of
+#     jcmd, the JVM's own reported time, and the peak RSS increase of the target while it runs,
+#     twice: the A/A row) against a level-2 dump through the runtime's StreamHeapDump written to a
+#     file, the one-buffer JVMPI HEAP_DUMP (to memory, then written), and HPROF
+#     heap=dump,format=b on SIGQUIT (streamed; beside jcmd on the same JVM).
 #
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
+#              SIZES (part b: heap sizes in GiB, default "1 4"),
 #              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args "$@"
@@ -91,65 +94,114 @@ if [[ "$what" == a || "$what" == all ]]; then
   echo
 fi
 
-# ---- b. heap dump of ~1 GiB ----
+# ---- b. heap dumps of ~1 GiB and ~4 GiB ----
 if [[ "$what" == b || "$what" == all ]]; then
   kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-  fifo="$tmp/in"
-  out="$tmp/heapbench.out"
-  rm -f "$fifo" "$out" "$tmp/jvm.hprof" "$tmp/jvmpi.dump"
-  mkfifo "$fifo"
-  "$java" -Xmx3g -Xms3g -agentpath:"$lib=$bench/libjvmpibench_dump.so" \
-      -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
-      <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
-  jpid=$!
-  exec 3>"$fifo"
-  until grep -q '^READY' "$out" 2>/dev/null; do
-    kill -0 "$jpid" 2>/dev/null || { cat "$tmp/heapbench.err" >&2; exit 1; }
-    sleep 0.2
+  now() { date +%s.%N; }
+  secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
+  # jcmd GC.heap_dump of JVM $1 (live objects: a full GC first, then the dump), measured on the
+  # target: "<wall s> <JVM's own s> <peak RSS increase KiB> <file bytes>".
+  jcmd_dump() {
+    echo 5 >"/proc/$1/clear_refs"
+    local rss start end jout hwm size
+    rss=$(kb "$1" VmRSS)
+    start=$(now)
+    jout=$("$jcmd" "$1" GC.heap_dump "$tmp/jvm.hprof" 2>&1)
+    end=$(now)
+    hwm=$(kb "$1" VmHWM)
+    size=$(stat -c %s "$tmp/jvm.hprof")
+    rm -f "$tmp/jvm.hprof"
+    echo "$(secs "$start" "$end") $(grep -o 'in [0-9.]* secs' <<<"$jout" | awk '{print $2}') $((hwm - rss)) $size"
+  }
+  wait_line() {  # file, pattern, count, pid
+    until [[ $(grep -c "$2" "$1" 2>/dev/null) -ge $3 ]]; do
+      kill -0 "$4" 2>/dev/null || { cat "$tmp/heapbench.err" >&2; exit 1; }
+      sleep 0.1
+    done
+  }
+  rows=()
+  for size in ${SIZES:-1 4}; do
+    case "$size" in
+      1) xmx=3g; chains=12500; arrays=10000 ;;
+      4) xmx=8g; chains=50000; arrays=40000 ;;
+      *) echo "SIZES: 1 and/or 4 (GiB)" >&2; exit 2 ;;
+    esac
+    # Run 1: the bench dump agent on JVMPI: jcmd, the streamed dump to a file, the one-buffer
+    # HEAP_DUMP event (to memory, then written), jcmd again (the A/A row).
+    fifo="$tmp/in"
+    out="$tmp/heapbench.out"
+    rm -f "$fifo" "$out" "$tmp/jvmpi.dump"
+    mkfifo "$fifo"
+    "$java" -Xmx$xmx -Xms$xmx -agentpath:"$lib=$bench/libjvmpibench_dump.so" \
+        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
+        $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
+    jpid=$!
+    exec 3>"$fifo"
+    wait_line "$out" '^READY' 1 "$jpid"
+    ready=$(grep '^READY' "$out")
+    live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
+    objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
+    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
+    read -r j_wall j_self j_rss j_size <<<"$(jcmd_dump "$jpid")"
+    echo "stream $tmp/jvmpi.dump" >&3
+    wait_line "$out" '^JVMPI_STREAM' 1 "$jpid"
+    line=$(grep '^JVMPI_STREAM' "$out")
+    get() { sed "s/.* $1=\([0-9-]*\).*/\1/" <<<"$line"; }
+    s_total=$(get total_ms); s_size=$(get bytes); s_rss=$(( $(get hwm_kb) - $(get rss_before_kb) ))
+    rm -f "$tmp/jvmpi.dump"
+    echo "jvmpi $tmp/jvmpi.dump" >&3
+    wait_line "$out" '^JVMPI_DUMP' 1 "$jpid"
+    line=$(grep '^JVMPI_DUMP' "$out")
+    p_buf=$(get buffer_ms); p_total=$(get total_ms); p_size=$(get bytes)
+    p_rss=$(( $(get hwm_kb) - $(get rss_before_kb) ))
+    rm -f "$tmp/jvmpi.dump"
+    read -r a_wall a_self a_rss _ <<<"$(jcmd_dump "$jpid")"
+    echo quit >&3
+    exec 3>&-
+    wait "$jpid"
+    rm -f "$fifo"
+
+    # Run 2: HPROF heap=dump,format=b (the streamed dump) on SIGQUIT, then jcmd on the same heap.
+    rm -f "$out" "$tmp/hprof.hprof"
+    mkfifo "$fifo"
+    LD_LIBRARY_PATH="$build/lib" "$java" -Xmx$xmx -Xms$xmx \
+        -Xrunhprof:heap=dump,format=b,file="$tmp/hprof.hprof" \
+        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
+        $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
+    jpid=$!
+    exec 3>"$fifo"
+    wait_line "$out" '^READY' 1 "$jpid"
+    echo 5 >"/proc/$jpid/clear_refs"
+    rss=$(kb "$jpid" VmRSS)
+    start=$(now)
+    kill -QUIT "$jpid"
+    wait_line "$tmp/heapbench.err" 'Dumping Java heap \.\.\. done' 1 "$jpid"
+    end=$(now)
+    h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
+    h_size=$(stat -c %s "$tmp/hprof.hprof")
+    rm -f "$tmp/hprof.hprof"
+    read -r k_wall k_self k_rss _ <<<"$(jcmd_dump "$jpid")"
+    echo quit >&3
+    exec 3>&-
+    wait "$jpid" || true
+    rm -f "$fifo" "$tmp/hprof.hprof"
+
+    target=$(awk -v b="$live" 'BEGIN {printf "%.0f", 64 + 0.05 * b / 1048576}')
+    row() {  # label, seconds, jcmd seconds of the same JVM, RSS KiB, bytes
+      awk -v l="$1" -v t="$2" -v j="$3" -v r="$4" -v b="$5" -v h="$heap" -v g="$target" 'BEGIN {
+        printf "| %s | %s | %.2f | %.2fx | %.0f | %s | %.0f |\n", h, l, t, t / j, r / 1024, g, b / 1048576 }'
+    }
+    rows+=("$(row "jcmd GC.heap_dump (JVM s: $j_self)" "$j_wall" "$j_wall" "$j_rss" "$j_size")")
+    rows+=("$(row "jcmd GC.heap_dump again (A/A; JVM s: $a_self)" "$a_wall" "$j_wall" "$a_rss" "$j_size")")
+    rows+=("$(row "JVMPI StreamHeapDump, level 2, to a file" "$(awk -v m="$s_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$s_rss" "$s_size")")
+    rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
+    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
+    rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$j_size")")
   done
-  ready=$(grep '^READY' "$out")
-  live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
-  objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
-
-  # jcmd GC.heap_dump (live objects: a full GC first, then the dump), measured on the target.
-  echo 5 >"/proc/$jpid/clear_refs"
-  j_rss=$(kb "$jpid" VmRSS)
-  start=$(date +%s.%N)
-  jout=$("$jcmd" "$jpid" GC.heap_dump "$tmp/jvm.hprof" 2>&1)
-  end=$(date +%s.%N)
-  j_hwm=$(kb "$jpid" VmHWM)
-  j_wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}')
-  j_self=$(grep -o 'in [0-9.]* secs' <<<"$jout" | awk '{print $2}')
-  j_size=$(stat -c %s "$tmp/jvm.hprof")
-  rm -f "$tmp/jvm.hprof"
-
-  # JVMPI level-2 heap dump, written to a file by the agent.
-  echo "jvmpi $tmp/jvmpi.dump" >&3
-  until grep -q '^JVMPI_DUMP' "$out"; do
-    kill -0 "$jpid" 2>/dev/null || { cat "$tmp/heapbench.err" >&2; exit 1; }
-    sleep 0.2
-  done
-  line=$(grep '^JVMPI_DUMP' "$out")
-  get() { sed "s/.* $1=\([0-9-]*\).*/\1/" <<<"$line"; }
-  p_buf=$(get buffer_ms); p_write=$(get write_ms); p_total=$(get total_ms); p_size=$(get bytes)
-  p_rss=$(get rss_before_kb); p_hwm=$(get hwm_kb)
-  rm -f "$tmp/jvmpi.dump"
-  echo quit >&3
-  exec 3>&-
-  wait "$jpid"
-  rm -f "$fifo"
-
-  echo "## b. Heap dump: $(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') live after GC, $objects objects of the program (-Xmx3g)"
+  echo "## b. Heap dumps (time: wall seconds; ratio against jcmd on the same JVM; extra RSS: peak RSS increase of the JVM while it dumps)"
   echo
-  echo "| | JVMPI HEAP_DUMP level 2 | jcmd GC.heap_dump | ratio |"
-  echo "|---|---:|---:|---:|"
-  awk -v pb="$p_buf" -v pt="$p_total" -v jw="$j_wall" -v js="$j_self" -v ps="$p_size" \
-      -v jsz="$j_size" -v pr="$p_rss" -v ph="$p_hwm" -v jr="$j_rss" -v jh="$j_hwm" 'BEGIN {
-    printf "| time to the dump in memory (JVMPI) / as reported by the JVM (jcmd), s | %.2f | %s | %.2fx |\n", pb/1000, js, pb/1000/js
-    printf "| wall time incl. writing the file (JVMPI) / of the jcmd command, s | %.2f | %.2f | %.2fx |\n", pt/1000, jw, pt/1000/jw
-    printf "| dump size, MiB | %.0f | %.0f | %.2fx |\n", ps/1048576, jsz/1048576, ps/jsz
-    printf "| RSS before, MiB | %.0f | %.0f | |\n", pr/1024, jr/1024
-    printf "| peak RSS increase during the dump, MiB | %.0f | %.0f | %.2fx |\n", (ph-pr)/1024, (jh-jr)/1024, ((jh-jr) > 0 ? (ph-pr)/(jh-jr) : 0)
-  }'
+  echo "| heap | dump | s | vs jcmd | extra RSS MiB | target MiB | file MiB |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  printf '%s\n' "${rows[@]}"
   echo
 fi

@@ -99,12 +99,14 @@ typedef struct {
   jint instance_size;
 } JVMPIExt_DumpClass;
 
-/* Where StreamHeapDump sends the dump; every call is on the requesting thread, in this order:
- * classes (once before the first chunk, and again before the records of classes learnt while the
- * dump was taken), chunk (many), finished (once, if the dump completed). `chunk` runs while the VM
- * is stopped for the heap walk: it may write to files and sockets, but must not call JNI, JVMPI
- * or JVMTI, nor wait for a Java thread; returning JNI_FALSE ends the dump (finished is not
- * called). */
+/* Where StreamHeapDump sends the dump, in this order: classes (once before the first chunk, and
+ * again before the records of classes learnt while the dump was taken), chunk (many), finished
+ * (once, if the dump completed). classes and finished are called on the requesting thread. chunk
+ * is called while the VM is stopped for the heap walk, on the VM's own thread that runs the walk
+ * (HotSpot runs JVMTI heap walks there) while the requesting thread waits for it, or on the
+ * requesting thread for the records written after the walk: it may write to files and sockets,
+ * but must not call JNI, JVMPI or JVMTI, nor take a lock the requesting thread holds, nor wait for
+ * a Java thread. Returning JNI_FALSE ends the dump (finished is not called). */
 typedef struct {
   void* arg;
   void(JNICALL* classes)(void* arg, const JVMPIExt_DumpClass* classes, jint count);

@@ -421,7 +421,9 @@ void BinaryReport::heap_dump_classes(const JVMPIExt_DumpClass* classes, jint cou
 }
 
 bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
-  std::lock_guard lock(mutex_);
+  // No lock: the thread that opened the dump holds it, and a streamed dump's chunks come on the
+  // VM thread that walks the heap while that thread waits for the walk (taking the lock here
+  // would deadlock). Every other writer waits for the lock meanwhile.
   if (!dump_) return false;
   dump_->records(begin, end);
   return !sink_->failed();

@@ -8,11 +8,13 @@
  */
 #include <jni.h>
 #include <jvmpi.h>
+#include <jvmpi_ext.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 static JVMPI_Interface* jvmpi;
+static JavaVM* jvm;
 static const char* out_path;
 static double t_buffer, t_written;
 static long long dump_bytes;
@@ -57,6 +59,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void* reserved) {
   void* p = NULL;
   if ((*vm)->GetEnv(vm, &p, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
   jvmpi = (JVMPI_Interface*)p;
+  jvm = vm;
   jvmpi->NotifyEvent = notify;
   return JNI_OK;
 }
@@ -82,4 +85,49 @@ JNIEXPORT void JNICALL Java_jvmpibench_HeapDumpBench_dump(JNIEnv* env, jclass cl
       rc, t_buffer - t0, t_written - t_buffer, t_end - t0, dump_bytes, rss_before, hwm, rss_after);
   fflush(stdout);
   (*env)->ReleaseStringUTFChars(env, path, out_path);
+}
+
+/* The same dump through the runtime's StreamHeapDump (jvmpi_ext.h), each chunk written to the
+ * file as it arrives. Prints
+ *   JVMPI_STREAM rc=<rc> total_ms=<ms> bytes=<n> chunks=<n> rss_before_kb=<kb> hwm_kb=<kb> */
+static FILE* stream_file;
+static long long stream_bytes, stream_chunks;
+
+static jboolean JNICALL stream_chunk(void* arg, const char* begin, const char* end) {
+  (void)arg;
+  stream_bytes += end - begin;
+  stream_chunks++;
+  return fwrite(begin, 1, (size_t)(end - begin), stream_file) == (size_t)(end - begin) ? JNI_TRUE
+                                                                                       : JNI_FALSE;
+}
+
+JNIEXPORT void JNICALL Java_jvmpibench_HeapDumpBench_stream(JNIEnv* env, jclass cls, jstring path) {
+  (void)cls;
+  const char* file = (*env)->GetStringUTFChars(env, path, NULL);
+  JVMPI_ExtInterface* ext = NULL;
+  if ((*jvm)->GetEnv(jvm, (void**)&ext, JVMPI_EXT_VERSION_1) != JNI_OK ||
+      !JVMPI_EXT_HAS(ext, StreamHeapDump)) {
+    printf("JVMPI_STREAM rc=-1 (no StreamHeapDump)\n");
+    fflush(stdout);
+    (*env)->ReleaseStringUTFChars(env, path, file);
+    return;
+  }
+  FILE* clear = fopen("/proc/self/clear_refs", "w");
+  if (clear != NULL) {
+    fputs("5", clear);
+    fclose(clear);
+  }
+  const long rss_before = status_kb("VmRSS");
+  stream_file = fopen(file, "wb");
+  stream_bytes = stream_chunks = 0;
+  JVMPIExt_HeapDumpSink sink = {NULL, NULL, stream_chunk, NULL};
+  const double t0 = now_ms();
+  const jint rc = stream_file != NULL ? ext->StreamHeapDump(JVMPI_DUMP_LEVEL_2, 0, &sink) : -1;
+  if (stream_file != NULL) fclose(stream_file);
+  const double t_end = now_ms();
+  const long hwm = status_kb("VmHWM");
+  printf("JVMPI_STREAM rc=%d total_ms=%.0f bytes=%lld chunks=%lld rss_before_kb=%ld hwm_kb=%ld\n",
+         rc, t_end - t0, stream_bytes, stream_chunks, rss_before, hwm);
+  fflush(stdout);
+  (*env)->ReleaseStringUTFChars(env, path, file);
 }

@@ -8,7 +8,8 @@ import java.lang.management.ManagementFactory;
  * Builds a heap with about 1 GiB of live data: chains of small objects (12.5M of 32 bytes each
  * with compressed references) and 10,000 long[] arrays of 64 KiB. Then reads commands from stdin:
  * "jvmpi <file>" takes a level-2 JVMPI heap dump through the bench dump agent (which prints its
- * numbers), "quit" ends. Prints READY (with live heap bytes after a full GC) when built.
+ * numbers), "stream <file>" the same dump through the runtime's StreamHeapDump, "quit" ends.
+ * Prints READY (with live heap bytes after a full GC) when built.
  */
 public final class HeapDumpBench {
   static final class Node {
@@ -22,6 +23,8 @@ public final class HeapDumpBench {
   static long[][] arrays;
 
   static native void dump(String path);
+
+  static native void stream(String path);
 
   public static void main(String[] args) throws Exception {
     final int chainCount = args.length > 0 ? Integer.parseInt(args[0]) : 12_500;
@@ -53,6 +56,8 @@ public final class HeapDumpBench {
     for (String line; (line = in.readLine()) != null; ) {
       if (line.startsWith("jvmpi ")) {
         dump(line.substring(6));
+      } else if (line.startsWith("stream ")) {
+        stream(line.substring(7));
       } else if (line.equals("quit")) {
         break;
       }
