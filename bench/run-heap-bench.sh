@@ -17,7 +17,11 @@
 #              SIZES (part b: heap sizes in GiB, default "1 4"),
 #              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted).
 source "$(dirname "$0")/../scripts/script_args.sh"
-script_args "$@"
+script_args_help "$@"
+case "${1:-all}" in
+  a | b | all) (($# <= 1)) || { echo "$(basename "$0"): one argument at most (see --help)" >&2; exit 2; } ;;
+  *) echo "$(basename "$0"): unexpected argument '$1' (see $(basename "$0") --help)" >&2; exit 2 ;;
+esac
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
