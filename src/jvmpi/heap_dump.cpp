@@ -838,19 +838,27 @@ void tell_classes(const JVMPIExt_HeapDumpSink* sink, const class_layouts::Layout
 // GetLoadedClasses does not list even now are being defined or unloaded: linking them (the
 // reflection call in class_layouts) would crash the VM, so they stay without a layout and their
 // mirrors are written as instances of java.lang.Class.
-void learn_unknown_classes(JNIEnv* jni, HeapWalk& walk, const JVMPIExt_HeapDumpSink* sink) {
-  if (walk.unknown_classes(primitive_mirror_tags(jni)).empty()) return;
-  tell_classes(sink, walk.layouts(), walk.learn(class_layouts::snapshot(jni)));
+// Returns whether a class was learnt.
+bool learn_unknown_classes(JNIEnv* jni, HeapWalk& walk, const JVMPIExt_HeapDumpSink* sink) {
+  if (walk.unknown_classes(primitive_mirror_tags(jni)).empty()) return false;
+  const std::vector<jlong> learnt = walk.learn(class_layouts::snapshot(jni));
+  tell_classes(sink, walk.layouts(), learnt);
+  return !learnt.empty();
 }
 
+// `learnt`, when given, is set to whether classes were learnt after the walk (their objects are
+// in the dump, but not what learning them created: reflection data).
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object,
-               const JVMPIExt_HeapDumpSink* sink, PhaseTimes& times) {
+               const JVMPIExt_HeapDumpSink* sink, PhaseTimes& times, bool* learnt = nullptr) {
   walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
   const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
                            "FollowReferences");
   times.mark("walk");
-  if (initial_object == nullptr) learn_unknown_classes(jni, walk, sink);
+  if (initial_object == nullptr) {
+    const bool any = learn_unknown_classes(jni, walk, sink);
+    if (learnt != nullptr) *learnt = any;
+  }
   times.mark("learn");
   walk.finish();
   walk.out().deliver_held();
@@ -880,7 +888,16 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   PhaseTimes times;
   auto walk = new_heap_walk(jni, level);
   times.mark("layouts");
-  if (!walk_heap(jni, *walk, nullptr, nullptr, times)) return JVMPI_FAIL;
+  bool learnt = false;
+  if (!walk_heap(jni, *walk, nullptr, nullptr, times, &learnt)) return JVMPI_FAIL;
+  if (learnt) {
+    // Rare: classes loaded while the dump was prepared. The dump is complete, but learning them
+    // created objects (their reflection data) the walk could not see; the one-buffer dump has not
+    // been delivered yet, so it is taken again and holds them, as the heap is now. (A streamed
+    // dump cannot go back: it stays as the heap was when walked.)
+    walk = new_heap_walk(jni, level);
+    if (!walk_heap(jni, *walk, nullptr, nullptr, times)) return JVMPI_FAIL;
+  }
   Traces traces;
   if (level > JVMPI_DUMP_LEVEL_0) traces = build_traces(*walk);
   times.mark("traces");
