@@ -930,6 +930,11 @@ jint JNICALL stream_heap_dump(jint level, jint chunk_bytes, const JVMPIExt_HeapD
   tags.reserve(walk->layouts().size());
   for (const auto& entry : walk->layouts()) tags.push_back(entry.first);
   tell_classes(sink, walk->layouts(), tags);
+  // Classes loaded while the sink prepared itself are learnt now, just before the walk: a streamed
+  // dump cannot be taken again, and a class learnt only after the walk would get its sticky-class
+  // root after the objects (text dumps list every root first). Only a class loaded between here
+  // and the walk's safepoint can still be late.
+  tell_classes(sink, walk->layouts(), walk->learn(class_layouts::snapshot(jni)));
   size_t total = 0;
   walk->out().stream_to(chunk_bytes == 0 ? size_t{4} << 20 : static_cast<size_t>(chunk_bytes),
                         [sink, &total, &times](const char* begin, const char* end) {
