@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -12,13 +13,23 @@
 
 namespace analysis::detail {
 
+inline uint32_t load_u4(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return __builtin_bswap32(v);
+}
+// Ids are 4 or 8 bytes: one load each, not a loop of byte loads (this is in every pass's inner
+// loop); other sizes (u2, header fields) byte by byte.
 inline uint64_t load_be(const uint8_t* p, size_t n) {
+  if (n == 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+  }
+  if (n == 4) return load_u4(p);
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) v = v << 8 | p[i];
   return v;
-}
-inline uint32_t load_u4(const uint8_t* p) {
-  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
 }
 
 [[noreturn]] inline void fail_at(uint64_t offset, const char* record, uint64_t record_offset,
@@ -46,17 +57,15 @@ class Cursor {
   bool at_end() const { return pos_ >= end_; }
   uint32_t id_size() const { return id_size_; }
 
+  // The checks stay inline (they are in pass 1's inner loop); building the message does not.
   void need(uint64_t n, const char* what) const {
-    if (n > end_ - pos_)
-      fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " +
-           std::to_string(end_ - pos_) + " left in the record");
+    if (n > end_ - pos_) [[unlikely]]
+      fail_short(n, what);
   }
   // Checks that count items of item_size bytes fit, without overflowing.
   void need_items(uint64_t count, uint64_t item_size, const char* what) const {
-    if (item_size != 0 && count > (end_ - pos_) / item_size)
-      fail(std::string(what) + ": " + std::to_string(count) + " items of " +
-           std::to_string(item_size) + " bytes do not fit in the " + std::to_string(end_ - pos_) +
-           " bytes left in the record");
+    if (item_size != 0 && count > (end_ - pos_) / item_size) [[unlikely]]
+      fail_items(count, item_size, what);
   }
   uint8_t u1(const char* what) {
     need(1, what);
@@ -74,6 +83,16 @@ class Cursor {
 
   [[noreturn]] void fail(const std::string& problem) const {
     fail_at(pos_, record_, record_offset_, problem);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_short(uint64_t n, const char* what) const {
+    fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " +
+         std::to_string(end_ - pos_) + " left in the record");
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_items(uint64_t count, uint64_t item_size,
+                                                         const char* what) const {
+    fail(std::string(what) + ": " + std::to_string(count) + " items of " +
+         std::to_string(item_size) + " bytes do not fit in the " + std::to_string(end_ - pos_) +
+         " bytes left in the record");
   }
 
  private:

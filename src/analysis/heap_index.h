@@ -92,21 +92,31 @@ struct DumpIdentity {
 // A new index under construction, in an index file mapped read-write: its big arrays are file
 // pages the kernel can write back and drop (as it can the dump's), not anonymous memory.
 // When saving, it is a temporary beside `index_path` that finish() renames into place;
-// otherwise, or if that cannot be made, an unlinked scratch file beside `index_path`, else in
+// otherwise, or if that cannot be written, an unlinked scratch file beside `index_path`, else in
 // $TMPDIR (else /tmp), else a memfd.
-// Space is reserved up front (posix_fallocate), so writing through the mapping cannot fault.
+// The object offsets, the first section, are appended while pass 1 finds the objects (plain
+// writes from a small buffer: no array growing by doubling, no copy afterwards); once the count
+// is known, reserve() places the other sections after them, reserves their space up front
+// (posix_fallocate, so writing through the mapping cannot fault) and maps the file.
 class IndexBuilder {
  public:
-  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
-               uint32_t node_count, uint64_t max_edges);
+  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump);
   ~IndexBuilder();
   IndexBuilder(const IndexBuilder&) = delete;
   IndexBuilder& operator=(const IndexBuilder&) = delete;
 
+  // Pass 1: the dump offsets of the next objects. Throws Error if no file can take them.
+  void append_node_offsets(std::span<const uint64_t> offsets);
+  uint64_t node_count() const { return n_; }
+  // After pass 1: room for the appended objects' sections and up to max_edges references,
+  // mapped. Throws Error if no file can take them.
+  void reserve(uint64_t max_edges);
+
+  // After reserve():
   std::span<uint64_t> node_offset() { return at<uint64_t>(kNodeOffset, n_); }
   std::span<uint32_t> node_class() { return at<uint32_t>(kNodeClass, n_); }
   std::span<uint32_t> node_size8() { return at<uint32_t>(kNodeSize8, n_); }
-  std::span<uint64_t> edge_begin() { return at<uint64_t>(kEdgeBegin, uint64_t{n_} + 1); }
+  std::span<uint64_t> edge_begin() { return at<uint64_t>(kEdgeBegin, n_ + 1); }
   std::span<uint32_t> edge_target() { return at<uint32_t>(kEdgeTarget, max_edges_); }
   std::span<uint32_t> idom() { return at<uint32_t>(kIdom, n_); }
   std::span<uint64_t> retained() { return at<uint64_t>(kRetained, n_); }
@@ -136,10 +146,15 @@ class IndexBuilder {
   std::span<T> at(SectionId s, uint64_t count) {
     return {reinterpret_cast<T*>(base_ + offset_[s]), static_cast<size_t>(count)};
   }
-  bool open_file(int fd);
+  bool next_file();
+  int open_place(int place);
+  bool map_reserved();
 
-  uint32_t n_;
-  uint64_t max_edges_;
+  std::string index_path_;
+  bool save_;
+  int place_ = 0;  // the next place next_file() tries
+  uint64_t n_ = 0;
+  uint64_t max_edges_ = 0;
   DumpIdentity dump_;
   uint64_t offset_[kSectionCount] = {};
   uint64_t reserved_ = 0;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -176,12 +177,93 @@ int scratch_file(const std::string& near) {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
-                           uint32_t node_count, uint64_t max_edges)
-    : n_(node_count), max_edges_(max_edges), dump_(dump) {
+IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump)
+    : index_path_(index_path), save_(save), dump_(dump) {
+  if (!next_file())
+    throw Error(std::string("cannot create a file for the index (nor one in memory): ") +
+                std::strerror(errno));
+}
+
+// Places to build the index in, in order of preference: 0 the temporary that becomes the saved
+// index; 1 a scratch file beside it ($TMPDIR may be a tmpfs, whose pages cannot simply be
+// dropped); 2 a scratch file in $TMPDIR; 3 a memfd. -1 if `place` cannot be opened.
+int IndexBuilder::open_place(int place) {
+  switch (place) {
+    case 0: {
+      if (!save_) return -1;
+      tmp_path_ = index_path_ + ".tmp." + std::to_string(::getpid());
+      int fd = ::open(tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) tmp_path_.clear();
+      return fd;
+    }
+    case 1:
+      return scratch_file(index_path_);
+    case 2:
+      return scratch_file(std::string());
+    case 3:
+      return ::memfd_create("jvmprof-index", MFD_CLOEXEC);
+    default:
+      return -1;
+  }
+}
+
+// Moves to the next place that opens and takes the offsets appended so far (a full or read-only
+// disk: analyse without saving, or elsewhere). False, with errno set, when none is left.
+bool IndexBuilder::next_file() {
+  const uint64_t bytes = 8 * n_;
+  std::vector<uint8_t> buffer(bytes ? std::min<uint64_t>(bytes, 1 << 20) : 0);
+  int err = errno;
+  while (place_ < 4) {
+    const int place = place_++;
+    const std::string tmp_before = tmp_path_;
+    int fd = open_place(place);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    bool copied = true;
+    for (uint64_t done = 0; copied && done < bytes;) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(buffer.size(), bytes - done));
+      const off_t at = static_cast<off_t>(sizeof(FileHeader) + done);
+      copied = ::pread(fd_, buffer.data(), chunk, at) == static_cast<ssize_t>(chunk) &&
+               write_all_at(fd, buffer.data(), chunk, static_cast<uint64_t>(at));
+      done += chunk;
+    }
+    if (!copied) {
+      err = errno;
+      ::close(fd);
+      if (place == 0) {
+        ::unlink(tmp_path_.c_str());
+        tmp_path_.clear();
+      }
+      continue;
+    }
+    if (fd_ >= 0) ::close(fd_);
+    if (place != 0 && !tmp_before.empty()) {
+      ::unlink(tmp_before.c_str());  // the saved index's temporary, given up
+      tmp_path_.clear();
+    }
+    fd_ = fd;
+    final_path_ = place == 0 ? index_path_ : std::string();
+    return true;
+  }
+  errno = err;
+  return false;
+}
+
+void IndexBuilder::append_node_offsets(std::span<const uint64_t> offsets) {
+  while (!write_all_at(fd_, offsets.data(), offsets.size_bytes(), sizeof(FileHeader) + 8 * n_))
+    if (!next_file())
+      throw Error(std::string("cannot write the index (in a file or in memory): ") +
+                  std::strerror(errno));
+  n_ += offsets.size();
+}
+
+void IndexBuilder::reserve(uint64_t max_edges) {
+  max_edges_ = max_edges;
   // The fixed-size sections first, the references (whose count is only bounded until the objects
   // are read) last, so the small sections can follow wherever the references end.
-  const uint64_t n = node_count;
+  const uint64_t n = n_;
   const std::pair<SectionId, uint64_t> order[] = {
       {kNodeOffset, 8 * n},        {kNodeClass, 4 * n}, {kNodeSize8, 4 * n},
       {kEdgeBegin, 8 * (n + 1)},   {kIdom, 4 * n},      {kRetained, 8 * n},
@@ -192,37 +274,20 @@ IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpI
     at += align8(bytes);
   }
   reserved_ = at;
-  if (save) {
-    tmp_path_ = index_path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0 && open_file(fd)) {
-      final_path_ = index_path;
-      return;
-    }
-    if (fd >= 0) ::unlink(tmp_path_.c_str());  // a full or read-only disk: analyse without saving
-    tmp_path_.clear();
-  }
-  // Beside the dump first: $TMPDIR may be a tmpfs, whose pages cannot simply be dropped.
-  if (open_file(scratch_file(index_path))) return;
-  if (open_file(scratch_file(std::string()))) return;
-  if (open_file(::memfd_create("jvmprof-index", MFD_CLOEXEC))) return;
-  throw Error("cannot reserve " + std::to_string(reserved_) +
-              " bytes for the index (in a file or in memory): " + std::strerror(errno));
+  while (!map_reserved())
+    if (!next_file())
+      throw Error("cannot reserve " + std::to_string(reserved_) +
+                  " bytes for the index (in a file or in memory): " + std::strerror(errno));
 }
 
-bool IndexBuilder::open_file(int fd) {
-  if (fd < 0) return false;
-  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(reserved_));
-  void* p =
-      err == 0 ? ::mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+bool IndexBuilder::map_reserved() {
+  int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(reserved_));
+  void* p = err == 0 ? ::mmap(nullptr, reserved_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0)
+                     : MAP_FAILED;
   if (p == MAP_FAILED) {
     if (err != 0) errno = err;
-    int saved = errno;
-    ::close(fd);
-    errno = saved;
     return false;
   }
-  fd_ = fd;
   base_ = static_cast<uint8_t*>(p);
   return true;
 }
@@ -234,7 +299,7 @@ IndexBuilder::~IndexBuilder() {
 }
 
 void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
-  index.node_count = n_;
+  index.node_count = static_cast<uint32_t>(n_);
   index.node_offset = node_offset();
   index.node_class = node_class();
   index.node_size8 = node_size8();
@@ -259,7 +324,7 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
     h.dump_size = dump_.size;
     h.dump_mtime_ns = dump_.mtime_ns;
     h.id_size = index.header.id_size;
-    h.node_count = n_;
+    h.node_count = static_cast<uint32_t>(n_);
     h.timestamp_ms = index.header.timestamp_ms;
     const IndexCounts& c = index.counts;
     uint64_t counts[5] = {c.unresolved_roots, c.dangling_refs, c.duplicate_ids,

@@ -160,14 +160,13 @@ class Indexer {
 
   HeapIndex build(const std::string& index_path, bool save, const DumpIdentity& dump) {
     read_header();
+    out_ = std::make_unique<IndexBuilder>(index_path, save, dump);
+    offset_batch_.reserve(kOffsetBatch);
     scan_records();
-    if (node_offset_.size() >= kNone - 1)
-      throw Error("dump has more than 4294967293 objects, the analyzer's limit");
-    const uint32_t n = static_cast<uint32_t>(node_offset_.size());
-    index_.node_count = n;
-    out_ = std::make_unique<IndexBuilder>(index_path, save, dump, n, max_edges_);
-    std::copy(node_offset_.begin(), node_offset_.end(), out_->node_offset().begin());
-    std::vector<uint64_t>().swap(node_offset_);
+    flush_offsets();
+    std::vector<uint64_t>().swap(offset_batch_);
+    index_.node_count = static_cast<uint32_t>(node_count_);
+    out_->reserve(max_edges_);
     offset_ = out_->node_offset();
     std::sort(utf8_.begin(), utf8_.end(),
               [](const Utf8Ref& a, const Utf8Ref& b) { return a.id < b.id; });
@@ -239,10 +238,21 @@ class Indexer {
     }
   }
 
-  // Every object's id follows its sub-record tag; the id table reads it from there.
+  // Every object's id follows its sub-record tag; the id table reads it from there. The offsets
+  // go to the index file in batches: a growing array would be copied at each doubling and its
+  // fresh pages faulted in (on this kind of machine about half of pass 1), then copied once more.
   void add_node(uint64_t offset, uint64_t max_edges) {
-    node_offset_.push_back(offset);
+    offset_batch_.push_back(offset);
+    ++node_count_;
     max_edges_ += max_edges;
+    if (offset_batch_.size() == kOffsetBatch) flush_offsets();
+  }
+
+  void flush_offsets() {
+    if (node_count_ >= kNone - 1)
+      throw Error("dump has more than 4294967293 objects, the analyzer's limit");
+    out_->append_node_offsets(offset_batch_);
+    offset_batch_.clear();
   }
 
   void scan_heap_dump(Cursor& c) {
@@ -266,34 +276,59 @@ class Indexer {
           uint64_t refs = 0;
           read_class_dump(
               c, h, [&](uint64_t, const char*, uint64_t) { ++refs; }, [](uint64_t, uint8_t) {});
-          class_nodes_.push_back(static_cast<uint32_t>(node_offset_.size()));
+          class_nodes_.push_back(static_cast<uint32_t>(node_count_));
           add_node(start, refs);
           break;
         }
+        // The three object kinds: one bounds check for the fixed part when it is all there
+        // (nearly always), else field by field so that the error names what is missing.
         case kSubInstance: {
-          c.id("object id");
-          c.u4("stack trace serial");
-          c.id("class id");
-          uint32_t length = c.u4("field data length");
+          const uint32_t head = 2 * id_size_ + 8;  // id, stack trace serial, class id, length
+          uint32_t length;
+          if (c.remaining() >= head) {
+            length = load_u4(c.here() + head - 4);
+            c.skip(head, "instance header");
+          } else {
+            c.id("object id");
+            c.u4("stack trace serial");
+            c.id("class id");
+            length = c.u4("field data length");
+          }
           c.skip(length, "field data");
           add_node(start, length / id_size_ + 1);  // reference fields and the class
           break;
         }
         case kSubObjArray: {
-          c.id("array id");
-          c.u4("stack trace serial");
-          uint32_t count = c.u4("element count");
-          c.id("array class id");
+          const uint32_t head = 2 * id_size_ + 8;  // id, stack trace serial, count, class id
+          uint32_t count;
+          if (c.remaining() >= head) {
+            count = load_u4(c.here() + id_size_ + 4);
+            c.skip(head, "array header");
+          } else {
+            c.id("array id");
+            c.u4("stack trace serial");
+            count = c.u4("element count");
+            c.id("array class id");
+          }
           c.need_items(count, id_size_, "elements");
           c.skip(uint64_t{count} * id_size_, "elements");
           add_node(start, uint64_t{count} + 1);
           break;
         }
         case kSubPrimArray: {
-          c.id("array id");
-          c.u4("stack trace serial");
-          uint32_t count = c.u4("element count");
-          uint8_t type = c.u1("element type");
+          const uint32_t head = id_size_ + 9;  // id, stack trace serial, count, element type
+          uint32_t count;
+          uint8_t type;
+          if (c.remaining() >= head) {
+            count = load_u4(c.here() + id_size_ + 4);
+            type = c.here()[id_size_ + 8];
+            c.skip(head, "array header");
+          } else {
+            c.id("array id");
+            c.u4("stack trace serial");
+            count = c.u4("element count");
+            type = c.u1("element type");
+          }
           uint32_t size = dump_value_size(type, id_size_);
           if (size == 0 || type == 2)
             c.fail("invalid primitive array type " + std::to_string(type));
@@ -634,7 +669,9 @@ class Indexer {
   std::vector<Utf8Ref> utf8_;
   std::vector<std::pair<uint64_t, uint64_t>> load_class_;  // class id, name id
   std::vector<RawRoot> roots_;
-  std::vector<uint64_t> node_offset_;  // pass 1 only
+  static constexpr size_t kOffsetBatch = 8192;
+  std::vector<uint64_t> offset_batch_;  // pass 1 only: object offsets not yet in the index file
+  uint64_t node_count_ = 0;
   std::vector<uint32_t> class_nodes_;
   std::vector<std::pair<uint64_t, uint32_t>> class_ids_;  // sorted: class id -> class index
   std::vector<std::vector<uint32_t>> ref_offsets_;        // per class: reference field offsets

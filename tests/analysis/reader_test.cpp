@@ -2,7 +2,10 @@
 // sizes, 1.0.1 and segmented 1.0.2, weak references, strings, the saved index, gzip input.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -280,6 +283,57 @@ TEST(SavedIndex, BuiltInPlaceLeavingNothingElseBehind) {
   EXPECT_EQ(reused->class_histogram().size(), saved->class_histogram().size());
   EXPECT_EQ(reused->summary().reachable_objects, scratch->summary().reachable_objects);
   EXPECT_EQ(reused->paths_to(heap.n1, 1).at(0).at(1).via, "static items");
+}
+
+// When no place can hold the index (every file write fails: here RLIMIT_FSIZE, in a child
+// process), opening fails with one error naming the index, and nothing is left beside the dump.
+// A limit past the object offsets but short of the whole index fails at reserving the space,
+// after the offsets were moved from place to place; a smaller one fails at the first write.
+TEST(SavedIndex, NoRoomForTheIndexIsOneErrorLeavingNothingBehind) {
+  SyntheticDump dump(8, hprof::Version::k1_0_2);
+  uint64_t object = dump.add_class("java/lang/Object", 0, {});
+  uint64_t node = dump.add_class("Node", object, {{"next", BasicType::kObject}});
+  uint64_t next = 0;
+  for (int i = 0; i < 300; ++i) next = dump.add_instance(node, {Value::of_object(next)});
+  dump.add_root(hprof::SubTag::kRootJniGlobal, next);
+  const std::string dir = temp_path("no-room");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/chain.hprof";
+  dump.write(path);
+  const uint64_t objects = HeapDump::open(path, {.use_index_file = false})->summary().objects;
+  ASSERT_EQ(objects, 302u);
+  // Exit status of a child opening the dump under the limit: 0 for the expected error.
+  auto open_limited = [&](rlim_t limit, const char* expected) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::signal(SIGXFSZ, SIG_IGN);
+      struct rlimit r {
+        limit, limit
+      };
+      ::setrlimit(RLIMIT_FSIZE, &r);
+      for (bool save : {true, false}) {
+        try {
+          HeapDump::open(path, {.use_index_file = save});
+          ::_exit(1);
+        } catch (const analysis::Error& e) {
+          const std::string what = e.what();
+          if (what.find(expected) == std::string::npos || what.find('\n') != std::string::npos)
+            ::_exit(2);
+        }
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + status;
+  };
+  EXPECT_EQ(open_limited(100, "cannot write the index"), 0);
+  EXPECT_EQ(open_limited(8 * objects + 1024, "cannot reserve"), 0);
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"chain.hprof"}));
 }
 
 TEST(Gzip, CompressedDumpGivesTheSameAnswers) {
