@@ -75,6 +75,8 @@ bool same(const StringValue& a, const StringValue& b) {
 }  // namespace
 
 StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) const {
+  // A text dump records no array contents: every string would look alike.
+  if (impl_->text_dump) return {};
   using namespace detail;
   const HeapIndex& x = impl_->ix();
   StringReport report;
