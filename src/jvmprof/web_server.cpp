@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "heap_object_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
 
@@ -215,6 +216,8 @@ struct WebServer::Impl {
     asset("/", web_assets::kIndexHtml, "text/html; charset=utf-8");
     asset("/app.js", web_assets::kAppJs, "text/javascript; charset=utf-8");
     asset("/app.css", web_assets::kAppCss, "text/css; charset=utf-8");
+    asset("/heap-object.js", web_assets::kHeapObjectJs, "text/javascript; charset=utf-8");
+    asset("/heap-diff.js", web_assets::kHeapDiffJs, "text/javascript; charset=utf-8");
     asset("/flamegraph.js", profiles::flamegraph_js(), "text/javascript; charset=utf-8");
     asset("/flamegraph.css", profiles::flamegraph_css(), "text/css; charset=utf-8");
 
@@ -369,6 +372,7 @@ struct WebServer::Impl {
       }
     });
     heap_routes();
+    add_heap_object_routes(server, registry);
     server.set_payload_max_length(1 << 16);
   }
 };
