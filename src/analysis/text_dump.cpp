@@ -326,16 +326,36 @@ class Parser {
 };
 
 void Parser::layout() {
+  // java.lang.ref.Reference declares `referent` (the indexer treats it as a weak reference
+  // there only); Reference itself is abstract, so its subclasses' instances name the field.
+  auto reference = by_name_.find("java.lang.ref.Reference");
+  std::vector<int8_t> is_reference(classes_.size(), -1);  // -1: not known yet
+  auto extends_reference = [&](size_t i) {
+    if (reference == by_name_.end()) return false;
+    if (is_reference[i] < 0) {
+      size_t k = i, depth = 0;
+      while (k != reference->second && ++depth <= classes_.size()) {
+        auto it = by_id_.find(classes_[k].super);
+        if (classes_[k].super == 0 || it == by_id_.end()) break;
+        k = it->second;
+      }
+      is_reference[i] = k == reference->second;
+    }
+    return is_reference[i] == 1;
+  };
   for (const TextObject& o : objects_) {
     if (o.kind != TextObject::kInstance) continue;
-    TextClass& k = classes_[by_id_.at(o.class_id)];
+    const size_t index = by_id_.at(o.class_id);
+    TextClass& k = classes_[index];
     k.target_size = std::max(k.target_size, o.size);
     std::map<std::string, uint32_t> copies;
     for (const auto& [name, value] : o.refs) {
       const uint32_t c = ++copies[name];
-      uint32_t& seen = k.seen[name];
+      TextClass& owner =
+          name == "referent" && extends_reference(index) ? classes_[reference->second] : k;
+      uint32_t& seen = owner.seen[name];
       if (c > seen) {
-        if (seen == 0) k.seen_order.push_back(name);
+        if (seen == 0) owner.seen_order.push_back(name);
         seen = c;
       }
     }
@@ -370,7 +390,10 @@ void Parser::layout() {
       chain_refs[i] = super_refs + static_cast<uint32_t>(k.own_fields.size());
       // VM size of an instance: 12 header bytes, 4 per reference, the padding, 8-aligned.
       const uint64_t used = 12 + 4 * uint64_t{chain_refs[i]} + super_padding;
-      if (k.target_size > used) k.own_padding = static_cast<uint32_t>(k.target_size - used);
+      // No padding where alignment alone makes the size (java.lang.Object: 12 -> 16), so that
+      // subclasses do not inherit padding their instances do not have.
+      if (k.target_size > ((used + 7) & ~uint64_t{7}))
+        k.own_padding = static_cast<uint32_t>(k.target_size - used);
       chain_padding[i] = super_padding + k.own_padding;
       chain_fields[i] = std::move(have);
     }
