@@ -115,6 +115,8 @@ window.JvmprofHeapObject = (function () {
       status.remove();
       var head = el('h4', 'object-title', d.object['class'] + ' ' + d.object.id);
       box.appendChild(head);
+      // The page sits below a long histogram: bring it into view.
+      if (box.scrollIntoView) box.scrollIntoView({ block: 'start' });
       if (self.history.length) {
         box.appendChild(self.button('back', function () { self.open(self.history.pop(), false); }));
       }
@@ -177,16 +179,16 @@ window.JvmprofHeapObject = (function () {
       api(self.base + 'path?id=' + encodeURIComponent(id)).then(function (list) {
         if (self.current !== id) return;
         if (!list.length) paths.appendChild(el('p', null, 'not reachable from a GC root'));
+        // One block per path, a line per step ("via -> class id (retained N)"), ids as links.
         list.forEach(function (path) {
-          var ol = el('ol', 'root-path');
-          path.forEach(function (step) {
-            var li = el('li');
-            if (step.via) li.appendChild(el('span', 'via', step.via + ' → '));
-            li.appendChild(self.objectLink(step.object));
-            li.appendChild(el('span', 'hint', ' retained ' + bytes(step.object.retained)));
-            ol.appendChild(li);
+          var pre = el('pre', 'trace path');
+          path.forEach(function (step, i) {
+            pre.appendChild(document.createTextNode(new Array(i + 1).join('  ') +
+              (step.via ? step.via + ' -> ' : '')));
+            pre.appendChild(self.objectLink(step.object));
+            pre.appendChild(document.createTextNode(' (retained ' + step.object.retained + ')\n'));
           });
-          paths.appendChild(ol);
+          paths.appendChild(pre);
         });
       }, function (e) { paths.textContent = e.message; });
     }, function (e) {
