@@ -276,7 +276,11 @@
       api(base + 'strings').then(function (r) {
         dup.appendChild(el('p', null, r.strings + ' strings, ' + bytes(r.wasted) + ' in duplicates'));
         dup.appendChild(table('strings', ['value', 'copies', 'wasted bytes'],
-          r.top.map(function (d) { return [d.value, d.count, d.wasted]; })));
+          r.top.map(function (d) {
+            // The value opens one of the copies in the object view.
+            return [d.example ? link(d.value === '' ? '(empty string)' : d.value, function () { showObject(base, d.example, detail); }) : d.value,
+                    d.count, d.wasted];
+          })));
       });
       if (window.JvmprofHeapDiff) {
         view.appendChild(el('h3', null, 'Compare with another dump'));

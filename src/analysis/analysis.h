@@ -102,6 +102,7 @@ struct DuplicateString {
   uint64_t count = 0;
   uint64_t wasted_bytes = 0;                              // shallow bytes of the extra copies
   std::vector<std::pair<std::string, uint64_t>> holders;  // referrer class, references
+  uint64_t example_id = 0;                                // one of the copies
 };
 
 struct StringReport {

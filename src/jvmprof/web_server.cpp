@@ -198,7 +198,10 @@ struct WebServer::Impl {
         const auto r = h.duplicate_strings(30, 3);
         nlohmann::json top = nlohmann::json::array();
         for (const auto& d : r.top)
-          top.push_back({{"value", d.value}, {"count", d.count}, {"wasted", d.wasted_bytes}});
+          top.push_back({{"value", d.value},
+                         {"count", d.count},
+                         {"wasted", d.wasted_bytes},
+                         {"example", object_json({d.example_id, "java.lang.String", 0, 0})["id"]}});
         return nlohmann::json{
             {"strings", r.strings}, {"wasted", r.wasted_bytes}, {"top", std::move(top)}};
       });

@@ -376,6 +376,17 @@ TEST(HprofDump, ObjectViewShowsPlantedValuesAndReferrers) {
   for (const auto& s : klass->statics)
     leak_map |= s.name == "LEAK_MAP" && s.target_info && s.target_info->id == maps[0].id;
   EXPECT_TRUE(leak_map);
+
+  // A duplicated string's example opens as a String whose value array is in the dump.
+  auto strings = d->duplicate_strings(1, 1);
+  ASSERT_EQ(strings.top.size(), 1u);
+  auto copy = d->object_detail(strings.top[0].example_id);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->object.class_name, "java.lang.String");
+  bool value = false;
+  for (const auto& f : copy->fields)
+    value |= f.name == "value" && f.target_info && f.target_info->class_name == "byte[]";
+  EXPECT_TRUE(value);
 }
 
 // HPROF's text dump of the same program (format=a): converted, it shows the same planted
