@@ -265,7 +265,7 @@
       api(base + 'dominators').then(function (list) {
         dom.appendChild(table('dominators', ['object', 'retained', 'objects', 'retains'],
           list.map(function (b) {
-            return [link(b.object['class'] + ' ' + b.object.id, function () { showPaths(base, b.object.id, detail); }),
+            return [link(b.object['class'] + ' ' + b.object.id, function () { showObject(base, b.object.id, detail); }),
                     b.object.retained, b.retainedObjects,
                     b.retainedByClass.map(function (c) { return c.instances + ' ' + c.name; }).join(', ')];
           })));
@@ -276,8 +276,16 @@
       api(base + 'strings').then(function (r) {
         dup.appendChild(el('p', null, r.strings + ' strings, ' + bytes(r.wasted) + ' in duplicates'));
         dup.appendChild(table('strings', ['value', 'copies', 'wasted bytes'],
-          r.top.map(function (d) { return [d.value, d.count, d.wasted]; })));
+          r.top.map(function (d) {
+            // The value opens one of the copies in the object view.
+            return [d.example ? link(d.value === '' ? '(empty string)' : d.value, function () { showObject(base, d.example, detail); }) : d.value,
+                    d.count, d.wasted];
+          })));
       });
+      if (window.JvmprofHeapDiff) {
+        view.appendChild(el('h3', null, 'Compare with another dump'));
+        JvmprofHeapDiff.render(view, p.id, state.profiles);
+      }
     }, function (e) { status.textContent = e.message; });
   }
 
@@ -286,9 +294,15 @@
     detail.appendChild(el('h4', null, 'Instances of ' + name + ' (first 50)'));
     api(base + 'instances?class=' + encodeURIComponent(name)).then(function (list) {
       detail.appendChild(table('instances', ['object', 'shallow', 'retained'], list.map(function (o) {
-        return [link(o.id, function () { showPaths(base, o.id, detail); }), o.shallow, o.retained];
+        return [link(o.id, function () { showObject(base, o.id, detail); }), o.shallow, o.retained];
       })));
     });
+  }
+
+  // The object view (heap-object.js): fields, referrers, paths; else the paths alone.
+  function showObject(base, id, detail) {
+    if (window.JvmprofHeapObject) JvmprofHeapObject.show(base, id, detail);
+    else showPaths(base, id, detail);
   }
 
   function showPaths(base, id, detail) {

@@ -1,6 +1,8 @@
 // The heap analyzer: reads binary HPROF heap dumps (JAVA PROFILE 1.0.1/1.0.2, identifier size 4
 // or 8, optionally gzip-compressed) and answers the questions a leak hunt asks: what is on the
 // heap, who retains it, how it is reached, which strings are duplicated, what grew, what leaks.
+// HPROF text profiles (format=a) with a HEAP DUMP section open too: their newest complete dump
+// is converted to a binary dump beside them (FILE.jvmprof-heap.hprof) and indexed as one.
 //
 // A dump is memory-mapped and indexed once (object offsets, references in CSR form, dominator
 // tree, retained sizes); the index is saved beside the dump as DUMP.jvmprof-index and reused
@@ -53,6 +55,9 @@ struct DumpSummary {
   uint64_t file_bytes = 0;
   bool gzip = false;
   bool index_reused = false;
+  // Converted from a text profile's HEAP DUMP (format=a): references and sizes only, no
+  // primitive values (no field values but references, no string contents).
+  bool text_dump = false;
   uint64_t objects = 0;  // instances + arrays + class objects
   uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
   uint64_t gc_roots = 0;  // root records that name a dumped object
@@ -97,6 +102,7 @@ struct DuplicateString {
   uint64_t count = 0;
   uint64_t wasted_bytes = 0;                              // shallow bytes of the extra copies
   std::vector<std::pair<std::string, uint64_t>> holders;  // referrer class, references
+  uint64_t example_id = 0;                                // one of the copies
 };
 
 struct StringReport {
@@ -119,6 +125,51 @@ struct ClassDiff {
   int64_t instances_before = 0, instances_after = 0;
   int64_t shallow_before = 0, shallow_after = 0;
   int64_t retained_before = 0, retained_after = 0;
+};
+
+// One slot of an object: an instance field, an array element or a static field. Values are
+// rendered as text (primitives in Java notation); a reference names its target's id, and its
+// class when the target is in the dump.
+struct SlotValue {
+  std::string name;         // field name, "[3]", static name
+  std::string type;         // Java type: "int", "boolean", "Object" for references
+  std::string declared_by;  // instance fields: the declaring class; else empty
+  std::string value;        // "42", "true", "'a'", "null", "0x7f01..."
+  bool reference = false;
+  uint64_t target = 0;                    // referenced id (0: null)
+  std::optional<ObjectInfo> target_info;  // the referenced object, if in the dump
+};
+
+struct ObjectDetail {
+  enum class Kind { kInstance, kObjectArray, kPrimitiveArray, kClass } kind = Kind::kInstance;
+  ObjectInfo object;
+  uint64_t class_id = 0;   // the class object of its class (0 for a made-up array class)
+  bool reachable = false;  // strongly or weakly reachable from a GC root
+  std::optional<ObjectInfo> dominator;  // immediate dominator (none: roots as a whole)
+  std::vector<std::string> gc_roots;    // root kinds naming this object
+  // Instances: every field, own class first then superclasses. Arrays: elements
+  // [element_offset, element_offset + elements.size()) of `length`.
+  std::vector<SlotValue> fields;
+  uint64_t length = 0;
+  uint64_t element_offset = 0;
+  std::vector<SlotValue> elements;
+  // Class objects: the class's name, superclass, loader, instance size, static fields.
+  std::string class_name;
+  uint64_t super_id = 0, loader_id = 0;
+  uint32_t instance_size = 0;
+  std::vector<SlotValue> statics;
+};
+
+// An object that refers to another, and how (field name, "[3]", "static NAME").
+struct Referrer {
+  ObjectInfo object;
+  std::string via;
+  bool weak = false;  // the reference is a weak/soft/phantom referent
+};
+
+struct ReferrerPage {
+  uint64_t total = 0;               // all referrers (strong and weak)
+  std::vector<Referrer> referrers;  // [offset, offset + limit) of them
 };
 
 class HeapDump {
@@ -147,6 +198,14 @@ class HeapDump {
   StringReport duplicate_strings(size_t top, size_t holders_per_value) const;
   // Objects and classes retaining at least `threshold` (0..1) of the reachable heap.
   std::vector<Suspect> suspects(double threshold) const;
+  // Everything about one object: fields with their values, array elements
+  // [element_offset, element_offset + element_limit), statics of a class object.
+  // nullopt if no such object.
+  std::optional<ObjectDetail> object_detail(uint64_t id, uint64_t element_offset = 0,
+                                            uint64_t element_limit = 100) const;
+  // The objects that refer to `id` (a reverse index built on first use), in dump order,
+  // [offset, offset + limit). Throws Error if no such object.
+  ReferrerPage referrers(uint64_t id, uint64_t offset, uint64_t limit) const;
 
   struct Impl;
 

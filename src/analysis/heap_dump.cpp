@@ -1,5 +1,6 @@
 // Opening a dump (reusing or building its index) and the class and object views.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "byte_reader.h"
 #include "heap_dump_impl.h"
 #include "progress.h"
+#include "text_dump.h"
 
 namespace analysis {
 
@@ -17,18 +19,36 @@ using detail::kNone;
 HeapDump::HeapDump(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HeapDump::~HeapDump() = default;
 
-std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOptions& options) {
+std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOptions& options) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  if (::stat(given.c_str(), &st) != 0) throw Error(given + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw Error(given + ": not a regular file");
+  // A text profile's newest HEAP DUMP is converted to a binary dump first (text_dump.cpp).
+  const bool text = detail::is_text_profile(given);
+  const std::string path = text ? detail::convert_text_dump(given, options.use_index_file) : given;
+  if (text && ::stat(path.c_str(), &st) != 0) throw Error(path + ": " + std::strerror(errno));
   auto impl = std::make_unique<Impl>();
+  impl->text_dump = text;
+  const bool scratch = text && path != given + ".jvmprof-heap.hprof";
+  const bool use_index_file = options.use_index_file && !scratch;
+  if (scratch) {
+    // A scratch conversion: mapped now, then removed (the mapping keeps it while open).
+    impl->path = path;
+    try {
+      impl->dump();
+    } catch (...) {
+      ::unlink(path.c_str());
+      throw;
+    }
+    ::unlink(path.c_str());
+  }
   impl->path = path;
   impl->file_bytes = static_cast<uint64_t>(st.st_size);
   impl->gzip = detail::MappedFile::is_gzip(path);
   const detail::DumpIdentity identity{static_cast<uint64_t>(st.st_size),
                                       int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
   const std::string index_path = path + ".jvmprof-index";
-  if (options.use_index_file) {
+  if (use_index_file) {
     impl->index = detail::load_index(index_path, identity);
     impl->index_reused = impl->index != nullptr;
   }
@@ -41,7 +61,7 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& path, const OpenOpti
     std::span<const uint8_t> bytes = impl->dump();
     try {
       impl->index = std::make_unique<detail::HeapIndex>(
-          detail::build_index(bytes, report, index_path, options.use_index_file, identity));
+          detail::build_index(bytes, report, index_path, use_index_file, identity));
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }
@@ -210,6 +230,7 @@ DumpSummary HeapDump::summary() const {
   s.file_bytes = impl_->file_bytes;
   s.gzip = impl_->gzip;
   s.index_reused = impl_->index_reused;
+  s.text_dump = impl_->text_dump;
   s.objects = ix.node_count;
   for (uint32_t v = 0; v < ix.node_count; ++v) {
     const uint64_t size = ix.shallow(v);

@@ -46,6 +46,16 @@ struct HeapDump::Impl {
   // Text of a UTF8 record (field and static names); the table is read from the dump once.
   std::string utf8_name(uint64_t id) const;
   mutable std::unique_ptr<std::vector<std::pair<uint64_t, uint64_t>>> utf8_;  // id, offset
+
+  // Who refers to each node: strong and weak edges reversed (CSR), built on first use.
+  struct Referrers {
+    std::vector<uint64_t> begin;  // node_count + 1 entries
+    std::vector<uint32_t> from;
+    std::vector<bool> weak;
+  };
+  const Referrers& referrer_index() const;
+  mutable std::unique_ptr<Referrers> referrers_;
+  bool text_dump = false;  // converted from a text (format=a) HEAP DUMP: see text_dump.cpp
 };
 
 }  // namespace analysis

@@ -75,6 +75,8 @@ bool same(const StringValue& a, const StringValue& b) {
 }  // namespace
 
 StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) const {
+  // A text dump records no array contents: every string would look alike.
+  if (impl_->text_dump) return {};
   using namespace detail;
   const HeapIndex& x = impl_->ix();
   StringReport report;
@@ -185,6 +187,7 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
     d.value = to_utf8(value_of(groups[g].strings[0]), 200);
     d.count = groups[g].strings.size();
     d.wasted_bytes = groups[g].wasted;
+    d.example_id = impl_->id_of(groups[g].strings[0]);
     for (auto& [k, count] : holders[g]) d.holders.emplace_back(x.classes[k].name, count);
     std::sort(d.holders.begin(), d.holders.end(), [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second > b.second : a.first < b.first;

@@ -134,8 +134,9 @@ void Session::read_loop() {
     try {
       const std::string_view chunk(buffer.data(), static_cast<size_t>(n));
       stream_->feed(chunk);
-      // Binary streams are spooled from their first byte (text is known within 64 bytes).
-      if (is_socket_ && (stream_->binary() || stream_->bytes() <= 64)) spool(chunk);
+      // Streams are spooled from their first byte: their heap dumps (binary, or text ones the
+      // analysis library converts) are indexed from the spool.
+      if (is_socket_) spool(chunk);
     } catch (const profiles::ProfileError& e) {
       parsing = false;
       publish(true);
@@ -232,18 +233,16 @@ std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error) {
   {
     std::lock_guard lock(mu_);
     if (!is_socket_) {
-      if (snapshot_->heap_dumps == 0 || !snapshot_->binary) {
-        error = state_ == "reading" ? "the file is still being read"
-                                    : "this file holds no binary heap dump";
+      if (snapshot_->heap_dumps == 0) {
+        error =
+            state_ == "reading" ? "the file is still being read" : "this file holds no heap dump";
         return nullptr;
       }
       source = name_;
       serial = 1;
     } else {
       if (dump_serial_ == 0) {
-        error = snapshot_->binary || bytes_ == 0
-                    ? "no heap dump yet: press \"dump heap\""
-                    : "heap views need format=b (the text format's dump is not indexed)";
+        error = "no heap dump yet: press \"dump heap\"";
         return nullptr;
       }
       source = spool_path_;
@@ -345,7 +344,7 @@ nlohmann::json Session::info() const {
       {"threads", p.threads.size()},
       {"measures", std::move(measures)},
       {"hasMonitorDump", !p.monitor_dump.empty()},
-      {"heapDumpReady", is_socket_ ? dump_serial_ > 0 : p.binary && p.heap_dumps > 0},
+      {"heapDumpReady", is_socket_ ? dump_serial_ > 0 : p.heap_dumps > 0},
       {"startedAt",
        std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch()).count()},
       {"commands", std::move(commands)},

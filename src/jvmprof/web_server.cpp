@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "heap_object_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
 
@@ -197,7 +198,10 @@ struct WebServer::Impl {
         const auto r = h.duplicate_strings(30, 3);
         nlohmann::json top = nlohmann::json::array();
         for (const auto& d : r.top)
-          top.push_back({{"value", d.value}, {"count", d.count}, {"wasted", d.wasted_bytes}});
+          top.push_back({{"value", d.value},
+                         {"count", d.count},
+                         {"wasted", d.wasted_bytes},
+                         {"example", object_json({d.example_id, "java.lang.String", 0, 0})["id"]}});
         return nlohmann::json{
             {"strings", r.strings}, {"wasted", r.wasted_bytes}, {"top", std::move(top)}};
       });
@@ -215,6 +219,8 @@ struct WebServer::Impl {
     asset("/", web_assets::kIndexHtml, "text/html; charset=utf-8");
     asset("/app.js", web_assets::kAppJs, "text/javascript; charset=utf-8");
     asset("/app.css", web_assets::kAppCss, "text/css; charset=utf-8");
+    asset("/heap-object.js", web_assets::kHeapObjectJs, "text/javascript; charset=utf-8");
+    asset("/heap-diff.js", web_assets::kHeapDiffJs, "text/javascript; charset=utf-8");
     asset("/flamegraph.js", profiles::flamegraph_js(), "text/javascript; charset=utf-8");
     asset("/flamegraph.css", profiles::flamegraph_css(), "text/css; charset=utf-8");
 
@@ -369,6 +375,7 @@ struct WebServer::Impl {
       }
     });
     heap_routes();
+    add_heap_object_routes(server, registry);
     server.set_payload_max_length(1 << 16);
   }
 };

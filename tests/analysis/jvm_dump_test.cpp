@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -43,7 +44,8 @@ std::string vias(const analysis::RootPath& p) {
 }
 
 // The facts every producer's dump shows.
-void check_planted_structure(const HeapDump& d, bool exact_sizes) {
+// A text dump (format=a) has references and sizes but no values (`has_values` false).
+void check_planted_structure(const HeapDump& d, bool exact_sizes, bool has_values = true) {
   auto h = d.class_histogram();
   const auto* leak = find_class(h, "AnalysisHeapProgram$Leak");
   ASSERT_NE(leak, nullptr);
@@ -115,6 +117,10 @@ void check_planted_structure(const HeapDump& d, bool exact_sizes) {
 
   // Duplicate strings: the planted copies plus the interned literal they were made from.
   auto strings = d.duplicate_strings(1, 2);
+  if (!has_values) {
+    EXPECT_TRUE(strings.top.empty()) << "a text dump has no string contents to compare";
+    return;
+  }
   ASSERT_EQ(strings.top.size(), 1u);
   EXPECT_EQ(strings.top[0].value, "planted-duplicate-value");
   EXPECT_EQ(strings.top[0].count, kDuplicates + 1);
@@ -312,11 +318,110 @@ INSTANTIATE_TEST_SUITE_P(Jdk, JcmdDump, testing::Values(17, 25),
 
 // Our HPROF's dump: object arrays are cut after their last non-null element, so the HashMap's
 // table is smaller than the VM's; everything else is as planted.
+void check_object_view(const std::unique_ptr<HeapDump>& d);
+
 TEST(HprofDump, PlantedFacts) {
   const auto& dump = analysis_test::hprof_dump();
   ASSERT_EQ(dump.error, "");
   auto d = HeapDump::open(dump.path);
   check_planted_structure(*d, false);
+  check_object_view(d);  // here: each dump is made and read by one test (ctest -j runs them apart)
+}
+
+// The object view on the binary dump: WeakTarget's primitive field holds the planted 7; it is
+// referred to by the program's class (static STRONG_TARGET) and, weakly, by a WeakReference.
+void check_object_view(const std::unique_ptr<HeapDump>& d) {
+  auto target = d->instances_of("AnalysisHeapProgram$WeakTarget", 1);
+  ASSERT_EQ(target.size(), 1u);
+  auto detail = d->object_detail(target[0].id);
+  ASSERT_TRUE(detail.has_value());
+  EXPECT_EQ(detail->kind, analysis::ObjectDetail::Kind::kInstance);
+  ASSERT_EQ(detail->fields.size(), 1u);
+  EXPECT_EQ(detail->fields[0].name, "value");
+  EXPECT_EQ(detail->fields[0].type, "long");
+  EXPECT_EQ(detail->fields[0].value, "7");
+  EXPECT_EQ(detail->fields[0].declared_by, "AnalysisHeapProgram$WeakTarget");
+
+  auto page = d->referrers(target[0].id, 0, 100);
+  bool by_static = false, by_weak = false;
+  for (const auto& r : page.referrers) {
+    by_static |= r.via == "static STRONG_TARGET" && r.object.class_name == "java.lang.Class";
+    by_weak |= r.weak && r.object.class_name == "java.lang.ref.WeakReference";
+  }
+  EXPECT_TRUE(by_static);
+  EXPECT_TRUE(by_weak);
+  EXPECT_EQ(page.total, page.referrers.size());
+
+  // The big long[1000000]: elements paged, zeros as planted; its referrer is the static BIG.
+  auto big = d->instances_of("long[]", 1);
+  ASSERT_EQ(big.size(), 1u);
+  auto array = d->object_detail(big[0].id, 999'998, 10);
+  ASSERT_TRUE(array.has_value());
+  EXPECT_EQ(array->length, 1'000'000u);
+  ASSERT_EQ(array->elements.size(), 2u);
+  EXPECT_EQ(array->elements[1].name, "[999999]");
+  EXPECT_EQ(array->elements[1].value, "0");
+  auto big_refs = d->referrers(big[0].id, 0, 10);
+  ASSERT_EQ(big_refs.total, 1u);
+  EXPECT_EQ(big_refs.referrers[0].via, "static BIG");
+
+  // The program's class object: its statics, LEAK_MAP a link to the one HashMap.
+  auto klass = d->object_detail(big_refs.referrers[0].object.id);
+  ASSERT_TRUE(klass.has_value());
+  EXPECT_EQ(klass->kind, analysis::ObjectDetail::Kind::kClass);
+  EXPECT_EQ(klass->class_name, "AnalysisHeapProgram");
+  auto maps = d->instances_of("java.util.HashMap", 1);
+  ASSERT_EQ(maps.size(), 1u);
+  bool leak_map = false;
+  for (const auto& s : klass->statics)
+    leak_map |= s.name == "LEAK_MAP" && s.target_info && s.target_info->id == maps[0].id;
+  EXPECT_TRUE(leak_map);
+
+  // A duplicated string's example opens as a String whose value array is in the dump.
+  auto strings = d->duplicate_strings(1, 1);
+  ASSERT_EQ(strings.top.size(), 1u);
+  auto copy = d->object_detail(strings.top[0].example_id);
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->object.class_name, "java.lang.String");
+  bool value = false;
+  for (const auto& f : copy->fields)
+    value |= f.name == "value" && f.target_info && f.target_info->class_name == "byte[]";
+  EXPECT_TRUE(value);
+}
+
+// HPROF's text dump of the same program (format=a): converted, it shows the same planted
+// structure — counts, sizes, dominators, paths, soft and weak references — without values.
+TEST(HprofTextDump, PlantedFacts) {
+  const auto& dump = analysis_test::hprof_text_dump();
+  ASSERT_EQ(dump.error, "");
+  analysis::OpenOptions no_files;
+  no_files.use_index_file = false;
+  auto d = HeapDump::open(dump.path, no_files);
+  EXPECT_TRUE(d->summary().text_dump);
+  check_planted_structure(*d, false, false);
+  EXPECT_FALSE(std::filesystem::exists(dump.path + ".jvmprof-heap.hprof"))
+      << "without index files, the conversion is scratch space";
+
+  // A ring node: its one field is a link to the next node, whose referrer it is.
+  auto ring = d->instances_of("AnalysisHeapProgram$RingNode", 1);
+  ASSERT_EQ(ring.size(), 1u);
+  auto node = d->object_detail(ring[0].id);
+  ASSERT_TRUE(node.has_value());
+  ASSERT_EQ(node->fields.size(), 1u) << "text dumps list references only";
+  EXPECT_EQ(node->fields[0].name, "next");
+  ASSERT_TRUE(node->fields[0].target_info.has_value());
+  EXPECT_EQ(node->fields[0].target_info->class_name, "AnalysisHeapProgram$RingNode");
+  auto refs = d->referrers(node->fields[0].target, 0, 10);
+  bool found = false;
+  for (const auto& r : refs.referrers) found |= r.object.id == ring[0].id && r.via == "next";
+  EXPECT_TRUE(found);
+
+  // Saved beside the text when index files are wanted, and reused.
+  auto saved = HeapDump::open(dump.path);
+  EXPECT_TRUE(std::filesystem::exists(dump.path + ".jvmprof-heap.hprof"));
+  auto again = HeapDump::open(dump.path);
+  EXPECT_TRUE(again->summary().index_reused);
+  EXPECT_EQ(again->class_histogram().size(), d->class_histogram().size());
 }
 
 }  // namespace

@@ -82,20 +82,21 @@ JvmDumps make_jcmd_dumps(int feature) {
   return d;
 }
 
-HprofDump make_hprof_dump() {
+// format: "b" (java.hprof) or "a" (java.hprof.txt).
+HprofDump make_hprof_dump(const std::string& format = "b") {
   HprofDump d;
-  const std::string dir = work_dir() + "/hprof";
+  const std::string dir = work_dir() + "/hprof-" + format;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  d.path = dir + "/java.hprof";
+  d.path = dir + (format == "b" ? "/java.hprof" : "/java.hprof.txt");
   testsupport::ChildSpec spec;
-  spec.argv = {
-      std::string(ANALYSIS_JDK17) + "/bin/java",
-      "-Xmx256m",
-      "-agentpath:" + std::string(ANALYSIS_HPROF_LIB) + "=heap=dump,format=b,file=" + d.path,
-      "-cp",
-      ANALYSIS_CLASSES_DIR,
-      "AnalysisHeapProgram"};
+  spec.argv = {std::string(ANALYSIS_JDK17) + "/bin/java",
+               "-Xmx256m",
+               "-agentpath:" + std::string(ANALYSIS_HPROF_LIB) + "=heap=dump,format=" + format +
+                   ",file=" + d.path,
+               "-cp",
+               ANALYSIS_CLASSES_DIR,
+               "AnalysisHeapProgram"};
   spec.set_env = {{"LD_LIBRARY_PATH", std::filesystem::path(ANALYSIS_HPROF_LIB).parent_path()}};
   spec.stdout_path = dir + "/program.out";
   spec.stderr_path = dir + "/program.err";
@@ -119,6 +120,11 @@ const JvmDumps& jcmd_dumps(int feature) {
 
 const HprofDump& hprof_dump() {
   static const HprofDump d = make_hprof_dump();
+  return d;
+}
+
+const HprofDump& hprof_text_dump() {
+  static const HprofDump d = make_hprof_dump("a");
   return d;
 }
 

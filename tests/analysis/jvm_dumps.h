@@ -23,5 +23,7 @@ struct HprofDump {
   std::string error;
 };
 const HprofDump& hprof_dump();
+// The same program's dump in HPROF's text format (heap=dump,format=a).
+const HprofDump& hprof_text_dump();
 
 }  // namespace analysis_test

@@ -1,0 +1,205 @@
+// jvmprof serve's object view and dump comparison over HTTP (the web server on a loopback port,
+// cpp-httplib's client), on text profiles whose heaps are known: two saved files and a live
+// format=a stream whose heap dump arrives over a socket.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "session_registry.h"
+#include "web_server.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+const char kHeader[] =
+    "JAVA PROFILE 1.0.1, created Wed Nov 25 09:00:00 2026\n\nprelude\n--------\n\n";
+
+// `cells` Cell objects in a chain from Holder's static `head` (ids 0x1000, 0x1008, ...), and a
+// Sub (extends Cell) whose `next` is the head.
+std::string heap_dump(int cells) {
+  std::string out = "HEAP DUMP BEGIN (1 objects, 16 bytes) Wed Nov 25 09:00:00 2026\n";
+  out += "ROOT 20 (kind=<system class>, name=Holder)\n";
+  char line[128];
+  for (int i = 0; i < cells; ++i) {
+    std::snprintf(line, sizeof line, "OBJ %x (sz=24, trace=300000, class=Cell@30)\n",
+                  0x1000 + 8 * i);
+    out += line;
+    if (i + 1 < cells) {
+      std::snprintf(line, sizeof line, "\tnext\t\t%x\n", 0x1000 + 8 * (i + 1));
+      out += line;
+    }
+  }
+  out += "OBJ 900 (sz=24, trace=300000, class=Sub@40)\n\tnext\t\t1000\n";
+  out += "CLS 20 (name=Holder, trace=300000)\n\tstatic head\t1000\n\tstatic sub\t900\n";
+  out += "CLS 30 (name=Cell, trace=300000)\nCLS 40 (name=Sub, trace=300000)\n\tsuper\t\t30\n";
+  out += "HEAP DUMP END\n";
+  return out;
+}
+
+class HeapRoutes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir() + "jvmprof-heap-routes-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_ + "/spool");
+    jvmprof::SessionLimits limits;
+    limits.spool_dir = dir_ + "/spool";
+    registry_ = std::make_unique<jvmprof::SessionRegistry>(limits);
+    add_file("old.txt", std::string(kHeader) + heap_dump(3));  // profile 1
+    add_file("new.txt", std::string(kHeader) + heap_dump(5));  // profile 2
+    jvmprof::WebOptions options;
+    options.token = "secret-token";
+    server_ = std::make_unique<jvmprof::WebServer>(*registry_, options);
+    std::string error;
+    port_ = server_->bind(error);
+    ASSERT_GT(port_, 0) << error;
+    thread_ = std::thread([this] { server_->run(); });
+  }
+  void TearDown() override {
+    server_->stop();
+    if (thread_.joinable()) thread_.join();
+    registry_->stop_all();
+    registry_->clear();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void add_file(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << text;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    registry_->add(path, fd, false, text.size());
+  }
+
+  // GET with the token; the status and the parsed body.
+  std::pair<int, json> get(const std::string& path, bool with_token = true) {
+    httplib::Client client("127.0.0.1", port_);
+    httplib::Headers headers;
+    if (with_token) headers.emplace("X-Jvmprof-Token", "secret-token");
+    // Files are read by their sessions' threads: wait until the heap can be opened.
+    for (int attempt = 0;; ++attempt) {
+      auto res = client.Get(path, headers);
+      if (!res) return {0, json()};
+      json body = json::parse(res->body, nullptr, false);
+      const bool still_reading =
+          res->status == 404 && body.is_object() &&
+          body.value("error", "").find("still being read") != std::string::npos;
+      if (!still_reading || attempt > 500) return {res->status, body};
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  std::string dir_;
+  std::unique_ptr<jvmprof::SessionRegistry> registry_;
+  std::unique_ptr<jvmprof::WebServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+TEST_F(HeapRoutes, ObjectShowsFieldsWithLinksAndItsReferrers) {
+  auto [status, sub] = get("/api/profiles/2/heap/object?id=0x900");
+  ASSERT_EQ(status, 200) << sub.dump();
+  EXPECT_EQ(sub["kind"], "instance");
+  EXPECT_EQ(sub["object"]["class"], "Sub");
+  EXPECT_EQ(sub["object"]["shallow"], 24);
+  EXPECT_TRUE(sub["textDump"].get<bool>());
+  ASSERT_EQ(sub["fields"].size(), 1u);
+  EXPECT_EQ(sub["fields"][0]["name"], "next");
+  EXPECT_EQ(sub["fields"][0]["declaredBy"], "Cell");
+  EXPECT_EQ(sub["fields"][0]["ref"], "0x1000");
+  EXPECT_EQ(sub["fields"][0]["target"]["class"], "Cell");
+  // The head's retained size: the whole chain of 5 cells.
+  EXPECT_EQ(sub["fields"][0]["target"]["retained"], 5 * 24);
+
+  auto [rs, refs] = get("/api/profiles/2/heap/referrers?id=0x1000");
+  ASSERT_EQ(rs, 200) << refs.dump();
+  EXPECT_EQ(refs["total"], 2);
+  std::set<std::string> vias;
+  for (const auto& r : refs["referrers"]) vias.insert(r["via"].get<std::string>());
+  EXPECT_EQ(vias, (std::set<std::string>{"static head", "next"}));
+  auto [ps, page] = get("/api/profiles/2/heap/referrers?id=0x1000&offset=1&limit=1");
+  ASSERT_EQ(ps, 200);
+  EXPECT_EQ(page["total"], 2);
+  ASSERT_EQ(page["referrers"].size(), 1u);
+  EXPECT_EQ(page["referrers"][0]["object"]["id"], refs["referrers"][1]["object"]["id"]);
+
+  auto [cs, holder] = get("/api/profiles/2/heap/object?id=0x20");
+  ASSERT_EQ(cs, 200);
+  EXPECT_EQ(holder["kind"], "class");
+  EXPECT_EQ(holder["className"], "Holder");
+  ASSERT_EQ(holder["statics"].size(), 2u);
+  EXPECT_EQ(holder["statics"][1]["name"], "sub");
+  EXPECT_EQ(holder["statics"][1]["target"]["class"], "Sub");
+}
+
+TEST_F(HeapRoutes, DiffOfTwoLoadedDumps) {
+  auto [status, diff] = get("/api/heap/diff?before=1&after=2");
+  ASSERT_EQ(status, 200) << diff.dump();
+  EXPECT_EQ(diff["before"], 1);
+  EXPECT_EQ(diff["after"], 2);
+  // Cell grew by two instances; the only other change is java.lang.Class's retained bytes
+  // (Holder's class object holds the longer chain).
+  json cell;
+  for (const auto& c : diff["classes"]) {
+    if (c["class"] == "Cell")
+      cell = c;
+    else
+      EXPECT_EQ(c["instancesBefore"], c["instancesAfter"]) << c.dump();
+  }
+  ASSERT_TRUE(cell.is_object()) << diff.dump();
+  EXPECT_EQ(cell["class"], "Cell");
+  EXPECT_EQ(cell["instancesBefore"], 3);
+  EXPECT_EQ(cell["instancesAfter"], 5);
+  EXPECT_EQ(cell["shallowAfter"].get<int>() - cell["shallowBefore"].get<int>(), 2 * 24);
+}
+
+TEST_F(HeapRoutes, BadRequestsAreRefusedWithOneMessage) {
+  EXPECT_EQ(get("/api/profiles/2/heap/object?id=0x900", false).first, 401);
+  EXPECT_EQ(get("/api/heap/diff?before=1&after=2", false).first, 401);
+  EXPECT_EQ(get("/api/profiles/2/heap/object?id=zz").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/object").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/object?id=0x900&limit=0").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/object?id=0x900&limit=5000").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/referrers?id=0x900&offset=-1").first, 400);
+  auto [missing, body] = get("/api/profiles/2/heap/object?id=0x12345");
+  EXPECT_EQ(missing, 404);
+  EXPECT_NE(body["error"].get<std::string>().find("no object"), std::string::npos);
+  EXPECT_EQ(get("/api/profiles/99/heap/object?id=0x900").first, 404);
+  EXPECT_EQ(get("/api/heap/diff?before=1").first, 400);
+  EXPECT_EQ(get("/api/heap/diff?before=1&after=99").first, 404);
+}
+
+// A live format=a stream: its text heap dump is spooled and indexed like a binary one.
+TEST_F(HeapRoutes, LiveTextStreamHeapDump) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  auto live = registry_->add("live", fds[0], true, 0);  // profile 3
+  ASSERT_TRUE(live);
+  auto [before, none] = get("/api/profiles/3/heap/object?id=0x900");
+  EXPECT_EQ(before, 404);
+  const std::string text = std::string(kHeader) + heap_dump(4);
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  json sub;
+  for (int i = 0; i < 500; ++i) {
+    auto [status, body] = get("/api/profiles/3/heap/object?id=0x900");
+    if (status == 200) {
+      sub = body;
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(sub.is_object()) << "the live text dump was never indexed";
+  EXPECT_EQ(sub["fields"][0]["target"]["retained"], 4 * 24);
+  ::close(fds[1]);
+}
+
+}  // namespace
