@@ -85,7 +85,7 @@ uint32_t current_site(JNIEnv* env, jint type, jobjectID class_id) {
   Profile& p = profile();
   if (p.options.depth == 0) return p.sites.site_index({type, class_id, kEmptyTraceSerial});
   return with_current_stack(env, [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
-    return allocation_site(p.sites, p.traces, frames, count, thread, type, class_id);
+    return p.site_finder.find(p.sites, p.traces, frames, count, thread, type, class_id);
   });
 }
 

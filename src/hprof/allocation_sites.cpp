@@ -19,12 +19,6 @@ void AllocationSites::weights(jint size, uint64_t* bytes, uint64_t* objects) con
   *bytes = static_cast<uint64_t>(std::llround(s / p));
 }
 
-namespace {
-std::atomic<uint64_t> g_site_tables{0};
-}  // namespace
-
-AllocationSites::AllocationSites() : id_(g_site_tables.fetch_add(1) + 1) {}
-
 void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) {
   on_alloc_at(object, site_index(key), size);
 }

@@ -36,7 +36,6 @@ struct Site {
 
 class AllocationSites {
  public:
-  AllocationSites();
   // heap=sites,sample=<bytes>: allocations arrive as samples, each standing for an estimated
   // number of objects and bytes (jvmpi_ext.h); frees of sampled objects take the same estimate
   // away again. 0 (the default): every allocation is reported and counts once.
@@ -48,8 +47,6 @@ class AllocationSites {
   // The index of the site with this key, created (with no counts) on first use. Sites are never
   // removed, so an index stays valid for the table's life.
   uint32_t site_index(const SiteKey& key);
-  // Tells tables apart in per-thread memos (allocation_site_memo.h); never 0.
-  uint64_t id() const { return id_; }
   // Frees arrive in bursts after each collection, from another thread than the allocations: they
   // are queued and applied a batch at a time, so the two threads rarely meet on mutex_. Queued
   // frees are applied before the next allocation is recorded and before anything is read.
@@ -74,7 +71,6 @@ class AllocationSites {
   // What one reported allocation of `size` bytes counts for.
   void weights(jint size, uint64_t* bytes, uint64_t* objects) const;
 
-  const uint64_t id_;
   jint sample_interval_ = 0;
 
   mutable std::mutex mutex_;
