@@ -25,7 +25,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from timed_run import run_timed  # noqa: E402
+from timed_run import run_timed_usage  # noqa: E402
 
 
 def workload(work, jdk, packages, classes, name):
@@ -53,7 +53,8 @@ def workload(work, jdk, packages, classes, name):
 def run_once(java, lib_dir, hprof, javac_args, work, timeout, counts=None):
     """One javac run; returns (wall seconds or None if killed, CPU seconds (user + system of the
     child) or None, heap dump seconds or None, ok). `counts`, if given, receives "samples" (the
-    CPU SAMPLES total HPROF wrote) and "stacks" (stacks the runtime's CPU-time sampler took)."""
+    CPU SAMPLES total HPROF wrote), "stacks" (stacks the runtime's CPU-time sampler took), and
+    "user" and "system" (the CPU seconds apart)."""
     out = os.path.join(work, "classes")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -92,12 +93,14 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout, counts=None):
             elif buf.endswith(b" done.") and "start" in dump and "end" not in dump:
                 dump["end"] = time.monotonic()
 
-    result = run_timed(cmd, work, timeout, env=env, read_stderr=watch)
+    result = run_timed_usage(cmd, work, timeout, env=env, read_stderr=watch)
     if result is None:
         return None, None, None, False
-    wall, cpu, rc = result
+    wall, user, system, rc = result
+    cpu = user + system
     d = dump["end"] - dump["start"] if "end" in dump else None
     if counts is not None:
+        counts["user"], counts["system"] = user, system
         m = re.search(rb"jvmpi: cpu sampler: .*?taken=(\d+)", b"".join(tail))
         if m:
             counts["stacks"] = int(m.group(1))
@@ -121,6 +124,10 @@ def main():
     ap.add_argument("--times-classes", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--compare-build", default=None, metavar="DIR",
+                    help="also run every chosen HPROF configuration with DIR/lib's libhprof.so "
+                         "and libjvmpi.so (e.g. a build of the commit before a change), "
+                         "interleaved with the rest, as rows named '... [compare build]'")
     ap.add_argument("--only", default=None, metavar="SUBSTR[,SUBSTR...]",
                     help="run only the configurations whose name contains one of these "
                          "substrings (the no-agent baseline of each tree in use always runs)")
@@ -176,6 +183,17 @@ def main():
                    if c in chosen or (c[1] is None and c[2] in trees)]
     else:
         configs = all_configs
+    if args.compare_build:
+        other = os.path.join(os.path.abspath(args.compare_build), "lib")
+        for f in ("libhprof.so", "libjvmpi.so"):
+            if not os.path.isfile(os.path.join(other, f)):
+                sys.exit(f"--compare-build: {other}/{f} is missing")
+        twins = []
+        for c in configs:
+            twins.append(c)
+            if c[1] not in (None, "-") and not c[1].startswith("-agentpath:"):
+                twins.append((c[0] + " [compare build]", c[1], c[2], other))
+        configs = twins
     trees = {c[2] for c in configs}
 
     work = args.work or tempfile.mkdtemp(prefix="hprof-bench-")
@@ -215,18 +233,18 @@ def run_all(args, java, lib_dir, configs, trees, work):
             return "?"
 
     load_start = loadavg()
-    res = {name: {"walls": [], "cpus": [], "dumps": [], "notes": [], "dead": False,
-                  "samples_rate": [], "stacks_rate": []}
-           for name, _, _ in configs}
+    res = {c[0]: {"walls": [], "cpus": [], "users": [], "systems": [], "dumps": [], "notes": [],
+                  "dead": False, "samples_rate": [], "stacks_rate": []}
+           for c in configs}
     for r in range(args.runs):
         log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
-        for name, hprof, tree in configs:
+        for name, hprof, tree, *other_lib in configs:
             st = res[name]
             if st["dead"]:
                 continue  # killed in an earlier round: do not spend the cap again
             counts = {}
-            wall, cpu, dump, ok = run_once(java, lib_dir, hprof, tree_args[tree], work,
-                                           args.timeout, counts)
+            wall, cpu, dump, ok = run_once(java, other_lib[0] if other_lib else lib_dir, hprof,
+                                           tree_args[tree], work, args.timeout, counts)
             if wall is None:
                 st["dead"] = True
                 st["notes"].append(f"run {r + 1} killed after {args.timeout:.0f} s; "
@@ -237,6 +255,8 @@ def run_all(args, java, lib_dir, configs, trees, work):
                 st["notes"].append(f"run {r + 1}: javac failed")
             st["walls"].append(wall)
             st["cpus"].append(cpu)
+            st["users"].append(counts["user"])
+            st["systems"].append(counts["system"])
             if cpu and "samples" in counts:
                 st["samples_rate"].append(counts["samples"] / cpu)
             if cpu and "stacks" in counts:
@@ -248,7 +268,7 @@ def run_all(args, java, lib_dir, configs, trees, work):
                 + ("" if ok else " (javac failed)"))
 
     base, base_cpu = {}, {}
-    for name, hprof, tree in configs:
+    for name, hprof, tree, *_ in configs:
         if hprof is None and res[name]["walls"]:
             base[tree] = statistics.median(res[name]["walls"])
             base_cpu[tree] = statistics.median(res[name]["cpus"])
@@ -259,9 +279,10 @@ def run_all(args, java, lib_dir, configs, trees, work):
           f"average {load_start} at the start, {loadavg()} at the end (other jobs share the "
           f"machine).\n")
     print("| configuration | hprof options | median wall (s) | ratio | CPU s (median) | CPU ratio "
-          "| runs: wall / CPU (s) | notes |")
-    print("|---|---|---:|---:|---:|---:|---|---|")
-    for name, hprof, tree in configs:
+          "| user / system s (median) | runs: wall / CPU (s) | notes |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---|")
+    floor_cpus = res.get("JVMTI floor of heap=sites", {}).get("cpus")
+    for name, hprof, tree, *_ in configs:
         st = res[name]
         walls, cpus = st["walls"], st["cpus"]
         b, bc = base.get(tree), base_cpu.get(tree)
@@ -271,6 +292,13 @@ def run_all(args, java, lib_dir, configs, trees, work):
         if st["stacks_rate"]:
             extra.append("stacks taken by the CPU-time sampler per CPU-second: "
                          f"{statistics.median(st['stacks_rate']):.0f}")
+        if name.startswith("heap=sites") and "sample=" not in name and floor_cpus and st["cpus"]:
+            # Against the floor of the same run: the ratio of the medians, and the median of the
+            # per-round ratios (each round's runs are minutes apart at most).
+            per_round = [c / f for c, f in zip(st["cpus"], floor_cpus)]
+            extra.append(f"CPU vs JVMTI floor: {statistics.median(st['cpus']) / statistics.median(floor_cpus):.3f}x "
+                         f"(per round: {', '.join(f'{r:.2f}' for r in per_round)}; median "
+                         f"{statistics.median(per_round):.3f}x)")
         if st["dumps"]:
             extra.append(f"heap dump itself: median {statistics.median(st['dumps']):.2f} s")
         if walls:
@@ -278,11 +306,13 @@ def run_all(args, java, lib_dir, configs, trees, work):
             ratio = f"{med / b:.3f}x" if b else "-"
             cratio = f"{cmed / bc:.3f}x" if bc else "-"
             runs = ", ".join(f"{w:.2f} / {c:.2f}" for w, c in zip(walls, cpus))
+            us = (f"{statistics.median(st['users']):.2f} / "
+                  f"{statistics.median(st['systems']):.2f}")
             print(f"| {name} | {hprof or '-'} | {med:.2f} | {ratio} | {cmed:.2f} | {cratio} | "
-                  f"{runs} | {'; '.join(extra)} |")
+                  f"{us} | {runs} | {'; '.join(extra)} |")
         else:
             ratio = f"> {args.timeout / b:.0f}x" if st["dead"] and b else "-"
-            print(f"| {name} | {hprof or '-'} | - | {ratio} | - | - | - | {'; '.join(extra)} |")
+            print(f"| {name} | {hprof or '-'} | - | {ratio} | - | - | - | - | {'; '.join(extra)} |")
 
 
 if __name__ == "__main__":

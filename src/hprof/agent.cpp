@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_site_memo.h"
 #include "command_listener.h"
 #include "jvmpi_client.h"
 #include "object_classes.h"
@@ -48,9 +49,11 @@ unsigned thread_serial(JNIEnv* env) {
   return serial;
 }
 
-unsigned current_trace(JNIEnv* env) {
+// Calls f(frames, count, thread serial for traces) with the calling thread's stack to the
+// profile's depth.
+template <typename F>
+unsigned with_current_stack(JNIEnv* env, F&& f) {
   Profile& p = profile();
-  if (p.options.depth == 0) return kEmptyTraceSerial;
   // Every allocation comes here: the usual depths need no heap allocation.
   constexpr int kOnStack = 64;
   JVMPI_CallFrame on_stack[kOnStack];
@@ -66,7 +69,24 @@ unsigned current_trace(JNIEnv* env) {
   // no thread in the trace, like JDK 8's serial 0.
   unsigned thread = p.options.thread_in_traces ? thread_serial(env) : 0;
   if (thread == kUnknownThreadSerial) thread = 0;
-  return p.traces.intern(frames, trace.num_frames, thread);
+  return f(frames, trace.num_frames, thread);
+}
+
+unsigned current_trace(JNIEnv* env) {
+  Profile& p = profile();
+  if (p.options.depth == 0) return kEmptyTraceSerial;
+  return with_current_stack(env, [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
+    return p.traces.intern(frames, count, thread);
+  });
+}
+
+// The site of an allocation of `class_id` on the calling thread.
+uint32_t current_site(JNIEnv* env, jint type, jobjectID class_id) {
+  Profile& p = profile();
+  if (p.options.depth == 0) return p.sites.site_index({type, class_id, kEmptyTraceSerial});
+  return with_current_stack(env, [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
+    return p.site_finder.find(p.sites, p.traces, frames, count, thread, type, class_id);
+  });
 }
 
 void on_thread_start(const JVMPI_Event& e) {
@@ -103,9 +123,8 @@ void on_object_alloc(const JVMPI_Event& e, bool requested) {
     }
     return;
   }
-  Profile& p = profile();
-  const SiteKey key{e.u.obj_alloc.is_array, e.u.obj_alloc.class_id, current_trace(e.env_id)};
-  p.sites.on_alloc(e.u.obj_alloc.obj_id, key, e.u.obj_alloc.size);
+  const auto& a = e.u.obj_alloc;
+  profile().sites.on_alloc_at(a.obj_id, current_site(e.env_id, a.is_array, a.class_id), a.size);
 }
 
 // heap=sites,sample=: a sampled allocation from the runtime, on the allocating thread.
@@ -114,8 +133,7 @@ void JNICALL on_alloc_sample(void*, const JVMPIExt_AllocSample* sample) {
   Profile& p = profile();
   // The sites recompute the sample's weight from its size (as the runtime did), so that the
   // object's OBJECT_FREE can take the same amount away.
-  p.sites.on_alloc(e.obj_id, SiteKey{e.is_array, e.class_id, current_trace(sample->event.env_id)},
-                   e.size);
+  p.sites.on_alloc_at(e.obj_id, current_site(sample->event.env_id, e.is_array, e.class_id), e.size);
 }
 
 void write_wait_line(const JVMPI_Event& e, bool waited) {

@@ -20,13 +20,22 @@ void AllocationSites::weights(jint size, uint64_t* bytes, uint64_t* objects) con
 }
 
 void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) {
+  on_alloc_at(object, site_index(key), size);
+}
+
+uint32_t AllocationSites::site_index(const SiteKey& key) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
+  if (inserted) sites_.push_back({key, {}});
+  return it->second;
+}
+
+void AllocationSites::on_alloc_at(jobjectID object, uint32_t site, jint size) {
   uint64_t bytes = 0, objects = 0;
   weights(size, &bytes, &objects);
   std::lock_guard lock(mutex_);
   apply_queued_frees();
-  auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
-  if (inserted) sites_.push_back({key, {}});
-  SiteCounts& c = sites_[it->second].counts;
+  SiteCounts& c = sites_[site].counts;
   c.alloc_bytes += bytes;
   c.alloc_objects += objects;
   c.live_bytes += bytes;
@@ -35,7 +44,7 @@ void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) 
   totals_.alloc_objects += objects;
   totals_.live_bytes += bytes;
   totals_.live_objects += objects;
-  objects_.put(object, {it->second, size});
+  objects_.put(object, {site, size});
 }
 
 void AllocationSites::on_free(jobjectID object) {

@@ -42,6 +42,11 @@ class AllocationSites {
   void set_sample_interval(jint bytes) { sample_interval_ = bytes; }
   jint sample_interval() const { return sample_interval_; }
   void on_alloc(jobjectID object, const SiteKey& key, jint size);
+  // The same, for a site already found by site_index.
+  void on_alloc_at(jobjectID object, uint32_t site, jint size);
+  // The index of the site with this key, created (with no counts) on first use. Sites are never
+  // removed, so an index stays valid for the table's life.
+  uint32_t site_index(const SiteKey& key);
   // Frees arrive in bursts after each collection, from another thread than the allocations: they
   // are queued and applied a batch at a time, so the two threads rarely meet on mutex_. Queued
   // frees are applied before the next allocation is recorded and before anything is read.

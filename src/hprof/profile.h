@@ -2,6 +2,7 @@
 // the profilers. Each part keeps its own state and lock; this only holds them.
 #pragma once
 
+#include "allocation_site_memo.h"
 #include "allocation_sites.h"
 #include "binary_report.h"
 #include "cost_table.h"
@@ -21,6 +22,7 @@ struct Profile {
   ThreadTable threads;
   TraceTable traces;
   AllocationSites sites;
+  SiteFinder site_finder;  // for `sites` and `traces`
   CostTable cpu_samples;
   MonitorProfile monitors;
   BinaryReport binary;  // format=b

@@ -1,0 +1,117 @@
+#include "allocation_site_memo.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+namespace hprof::agent {
+namespace {
+
+constexpr int kInline = SiteFinder::kInlineFrames;
+constexpr size_t kMemoSlots = 256;  // a power of two
+
+struct MemoEntry {
+  uint64_t owner = 0;  // the finder's id; 0: empty
+  SiteFinder::Entry entry;
+};
+
+// Allocated on first use: a thread that never allocates needs none.
+thread_local std::unique_ptr<MemoEntry[]> t_memo;
+std::atomic<uint64_t> g_finders{0};
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+uint64_t hash_of(const SiteFinder::Entry& k) {
+  uint64_t h = mix(k.thread * 0x9e3779b97f4a7c15ULL, reinterpret_cast<uintptr_t>(k.class_id));
+  h = mix(h, static_cast<uint32_t>(k.type));
+  for (int i = 0; i < k.count; ++i) {
+    h = mix(h, reinterpret_cast<uintptr_t>(k.frames[i].method_id));
+    h = mix(h, static_cast<uint32_t>(k.frames[i].lineno));
+  }
+  return h * 0x9e3779b97f4a7c15ULL;  // spread into the high bits, which pick the slots
+}
+
+bool same_key(const SiteFinder::Entry& a, uint64_t hash, const SiteFinder::Entry& b) {
+  if (a.hash != hash || a.class_id != b.class_id || a.type != b.type || a.thread != b.thread ||
+      a.count != b.count) {
+    return false;
+  }
+  for (int i = 0; i < a.count; ++i) {
+    if (a.frames[i].method_id != b.frames[i].method_id || a.frames[i].lineno != b.frames[i].lineno)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SiteFinder::SiteFinder() : id_(g_finders.fetch_add(1) + 1) {}
+
+bool SiteFinder::lookup(uint64_t hash, const Entry& key, uint32_t* site) const {
+  if (table_.empty()) return false;
+  const size_t mask = table_.size() - 1;
+  for (size_t i = hash >> 40 & mask;; i = (i + 1) & mask) {
+    const Entry& e = table_[i];
+    if (e.count < 0) return false;
+    if (same_key(e, hash, key)) {
+      *site = e.site;
+      return true;
+    }
+  }
+}
+
+void SiteFinder::insert(const Entry& entry) {
+  // At most half full, so probe runs stay short.
+  if ((size_ + 1) * 2 > table_.size()) {
+    std::vector<Entry> old;
+    old.swap(table_);
+    table_.assign(old.empty() ? 1024 : old.size() * 2, Entry{});
+    size_ = 0;
+    for (const Entry& e : old) {
+      if (e.count >= 0) insert(e);
+    }
+  }
+  const size_t mask = table_.size() - 1;
+  size_t i = entry.hash >> 40 & mask;
+  while (table_[i].count >= 0) i = (i + 1) & mask;
+  table_[i] = entry;
+  ++size_;
+}
+
+uint32_t SiteFinder::find(AllocationSites& sites, TraceTable& traces, const JVMPI_CallFrame* frames,
+                          int count, unsigned thread_serial, jint type, jobjectID class_id) {
+  if (count < 0) count = 0;
+  if (count > kInline) {
+    return sites.site_index({type, class_id, traces.intern(frames, count, thread_serial)});
+  }
+  Entry key;
+  key.class_id = class_id;
+  key.type = type;
+  key.thread = thread_serial;
+  key.count = count;
+  std::copy(frames, frames + count, key.frames);
+  key.hash = hash_of(key);
+
+  if (!t_memo) t_memo = std::make_unique<MemoEntry[]>(kMemoSlots);
+  MemoEntry& memo = t_memo[key.hash >> 56 & (kMemoSlots - 1)];
+  if (memo.owner == id_ && same_key(memo.entry, key.hash, key)) return memo.entry.site;
+
+  // Sites are never removed (clear_counts keeps them), so a remembered index stays right.
+  bool found;
+  {
+    std::lock_guard lock(mutex_);
+    found = lookup(key.hash, key, &key.site);
+  }
+  if (!found) {
+    key.site = sites.site_index({type, class_id, traces.intern(frames, count, thread_serial)});
+    std::lock_guard lock(mutex_);
+    uint32_t other = 0;
+    if (!lookup(key.hash, key, &other)) insert(key);  // else another thread was first: same site
+  }
+  memo = {id_, key};
+  return key.site;
+}
+
+}  // namespace hprof::agent
