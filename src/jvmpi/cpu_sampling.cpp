@@ -96,8 +96,7 @@ void on_signal(int, siginfo_t* info, void* ucontext) {
       slot->num_frames = trace.num_frames;
       // The intervals of CPU time this signal stands for: several for a POSIX timer at the
       // scheduler's tick, or a perf event's after time in the kernel (where it takes no sample).
-      slot->weight =
-          cpu_timers::signal_weight(info, g_interval_ns.load(std::memory_order_relaxed));
+      slot->weight = cpu_timers::signal_weight(info, g_interval_ns.load(std::memory_order_relaxed));
       SampleRing::publish(slot);
       if (trace.num_frames > 0) {
         g_taken.fetch_add(1, std::memory_order_relaxed);
@@ -308,9 +307,9 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
   s.samples_delivered = g_delivered.load();
   s.threads_armed = g_threads_armed.load();
   s.arm_failures = g_arm_failures.load();
-  s.timer = !g_timer_chosen.load()                                           ? JVMPI_EXT_TIMER_NONE
+  s.timer = !g_timer_chosen.load()                                    ? JVMPI_EXT_TIMER_NONE
             : g_timer_kind.load() == cpu_timers::Kind::kPerfTaskClock ? JVMPI_EXT_TIMER_PERF
-                                                                           : JVMPI_EXT_TIMER_POSIX;
+                                                                      : JVMPI_EXT_TIMER_POSIX;
   s.posix_fallbacks = g_posix_fallbacks.load();
   for (size_t i = 0; i < g_failures.size(); ++i) s.failures[i] = g_failures[i].load();
   std::copy_n(reinterpret_cast<const char*>(&s), std::min<size_t>(sizeof s, size),
@@ -389,8 +388,8 @@ void report_stats() {
     std::fprintf(stderr,
                  "jvmpi: cpu sampler: timer=%s signals=%lld taken=%lld delivered=%lld "
                  "threads=%lld arm_failures=%lld%s\n",
-                 cpu_timers::name(g_timer_kind.load()),
-                 static_cast<long long>(s.signals), static_cast<long long>(s.samples_taken),
+                 cpu_timers::name(g_timer_kind.load()), static_cast<long long>(s.signals),
+                 static_cast<long long>(s.samples_taken),
                  static_cast<long long>(s.samples_delivered),
                  static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
                  failures.c_str());

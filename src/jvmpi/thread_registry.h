@@ -55,7 +55,7 @@ struct ThreadRecord {
   int perf_fd = -1;
   bool cpu_timer_armed = false;
   bool cpu_timer_is_perf = false;  // which of the two is armed
-  bool sampling_ended = false;  // ThreadEnd came: never arm again
+  bool sampling_ended = false;     // ThreadEnd came: never arm again
 };
 
 using ThreadRecordPtr = std::shared_ptr<ThreadRecord>;
