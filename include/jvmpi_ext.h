@@ -54,6 +54,9 @@ extern "C" {
 #define JVMPI_EXT_TIMER_NONE 0  /* sampling never started */
 #define JVMPI_EXT_TIMER_PERF 1  /* perf event on the thread's task clock: fires every interval */
 #define JVMPI_EXT_TIMER_POSIX 2 /* POSIX CPU-clock timer: fires at the kernel's tick */
+/* As JVMPI_EXT_TIMER_PERF, but signals only in user mode (perf_event_paranoid 2, unprivileged):
+ * CPU time in the kernel is carried by the thread's next signal. */
+#define JVMPI_EXT_TIMER_PERF_USER 3
 
 typedef struct {
   jlong signals;       /* timer signals handled while sampling was on */

@@ -138,7 +138,7 @@ void arm(ThreadRecord& record) {
     return;
   }
   const jlong interval = g_interval_ns.load();
-  if (g_timer_kind.load() == cpu_timers::Kind::kPerfTaskClock) {
+  if (cpu_timers::is_perf(g_timer_kind.load())) {
     if (record.perf_fd < 0) {
       record.perf_fd = cpu_timers::perf_open(record.tid, kSignal, interval);
       record.cpu_timer_is_perf = record.perf_fd >= 0;
@@ -222,7 +222,7 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
     // Once per process: threads keep the perf events they opened across stop and start.
     bool required = false;
     const cpu_timers::Kind kind = cpu_timers::choose(&required);
-    if (required && kind != cpu_timers::Kind::kPerfTaskClock) {
+    if (required && !cpu_timers::is_perf(kind)) {
       log_error("JVMPI_SAMPLER_TIMER=perf, but this kernel refuses perf events (%s)",
                 "perf_event_paranoid, seccomp or no CONFIG_PERF_EVENTS");
       return JVMPI_NOT_AVAILABLE;
@@ -307,9 +307,17 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
   s.samples_delivered = g_delivered.load();
   s.threads_armed = g_threads_armed.load();
   s.arm_failures = g_arm_failures.load();
-  s.timer = !g_timer_chosen.load()                                    ? JVMPI_EXT_TIMER_NONE
-            : g_timer_kind.load() == cpu_timers::Kind::kPerfTaskClock ? JVMPI_EXT_TIMER_PERF
-                                                                      : JVMPI_EXT_TIMER_POSIX;
+  switch (!g_timer_chosen.load() ? cpu_timers::Kind::kPosixCpuClock : g_timer_kind.load()) {
+    case cpu_timers::Kind::kPerfTaskClock:
+      s.timer = JVMPI_EXT_TIMER_PERF;
+      break;
+    case cpu_timers::Kind::kPerfUserTaskClock:
+      s.timer = JVMPI_EXT_TIMER_PERF_USER;
+      break;
+    case cpu_timers::Kind::kPosixCpuClock:
+      s.timer = g_timer_chosen.load() ? JVMPI_EXT_TIMER_POSIX : JVMPI_EXT_TIMER_NONE;
+      break;
+  }
   s.posix_fallbacks = g_posix_fallbacks.load();
   for (size_t i = 0; i < g_failures.size(); ++i) s.failures[i] = g_failures[i].load();
   std::copy_n(reinterpret_cast<const char*>(&s), std::min<size_t>(sizeof s, size),

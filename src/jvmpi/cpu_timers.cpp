@@ -25,6 +25,8 @@ namespace {
 constexpr int kMaxFd = 1 << 16;
 constexpr uint64_t kOurs = uint64_t{1} << 63;
 std::atomic<uint64_t*> g_fd_state{nullptr};
+// Whether events skip kernel mode (all the kernel allows without CAP_PERFMON at paranoid 2).
+std::atomic<bool> g_exclude_kernel{true};
 
 std::atomic_ref<uint64_t> fd_state(uint64_t* table, int fd) {
   return std::atomic_ref<uint64_t>(table[fd]);
@@ -42,16 +44,18 @@ uint64_t* fd_table() {
   return fresh;
 }
 
-int open_task_clock(pid_t tid, jlong interval_ns) {
+int open_task_clock(pid_t tid, jlong interval_ns, bool exclude_kernel) {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.sample_period = static_cast<uint64_t>(interval_ns);
   attr.disabled = 1;  // enabled once the signal has somewhere to go
-  // perf_event_paranoid 2 allows user-mode events on one's own threads only. The counter still
-  // counts kernel time; only the signals skip it (see signal_weight).
-  attr.exclude_kernel = 1;
+  // With kernel mode included, a period that ends in a system call signals the thread on its
+  // return, in the native method that made it, as a POSIX timer does. perf_event_paranoid 2
+  // allows only user-mode events to the unprivileged: then the counter still counts kernel time,
+  // but its signals skip it (see signal_weight).
+  attr.exclude_kernel = exclude_kernel ? 1 : 0;
   attr.exclude_hv = 1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
@@ -59,24 +63,42 @@ int open_task_clock(pid_t tid, jlong interval_ns) {
 }  // namespace
 
 const char* name(Kind kind) {
-  return kind == Kind::kPerfTaskClock ? "perf" : "posix";
+  switch (kind) {
+    case Kind::kPerfTaskClock:
+      return "perf";
+    case Kind::kPerfUserTaskClock:
+      return "perf_user";
+    case Kind::kPosixCpuClock:
+      break;
+  }
+  return "posix";
 }
 
 Kind choose(bool* required) {
   *required = false;
   const char* want = std::getenv("JVMPI_SAMPLER_TIMER");
-  if (want != nullptr && std::strcmp(want, "posix") == 0) return Kind::kPosixCpuClock;
-  if (want != nullptr && std::strcmp(want, "perf") == 0) {
+  auto is = [want](const char* value) { return want != nullptr && std::strcmp(want, value) == 0; };
+  if (is("posix")) return Kind::kPosixCpuClock;
+  bool user_only = false;
+  if (is("perf") || is("perf_user")) {
     *required = true;
-  } else if (want != nullptr && *want != '\0' && std::strcmp(want, "auto") != 0) {
-    log_error("JVMPI_SAMPLER_TIMER=%s: expected auto, perf or posix; using auto", want);
+    user_only = is("perf_user");
+  } else if (want != nullptr && *want != '\0' && !is("auto")) {
+    log_error("JVMPI_SAMPLER_TIMER=%s: expected auto, perf, perf_user or posix; using auto", want);
   }
   // A probe on the calling thread, never enabled: refused under perf_event_paranoid 3, by a
   // seccomp filter, or by a kernel without perf events.
-  const int fd = open_task_clock(static_cast<pid_t>(gettid()), 1000000);
-  if (fd < 0) return Kind::kPosixCpuClock;
-  close(fd);
-  return fd_table() != nullptr ? Kind::kPerfTaskClock : Kind::kPosixCpuClock;
+  const auto self = static_cast<pid_t>(gettid());
+  for (const bool exclude_kernel : {false, true}) {
+    if (user_only && !exclude_kernel) continue;
+    const int fd = open_task_clock(self, 1000000, exclude_kernel);
+    if (fd < 0) continue;
+    close(fd);
+    if (fd_table() == nullptr) break;
+    g_exclude_kernel.store(exclude_kernel);
+    return exclude_kernel ? Kind::kPerfUserTaskClock : Kind::kPerfTaskClock;
+  }
+  return Kind::kPosixCpuClock;
 }
 
 int perf_open(pid_t tid, int signo, jlong interval_ns) {
@@ -85,7 +107,7 @@ int perf_open(pid_t tid, int signo, jlong interval_ns) {
     errno = ENOMEM;
     return -1;
   }
-  const int fd = open_task_clock(tid, interval_ns);
+  const int fd = open_task_clock(tid, interval_ns, g_exclude_kernel.load());
   if (fd < 0) return -1;
   f_owner_ex owner{F_OWNER_TID, tid};
   const int flags = fcntl(fd, F_GETFL);
