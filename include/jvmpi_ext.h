@@ -51,12 +51,13 @@ extern "C" {
 #define JVMPI_EXT_FAIL_KINDS 14
 
 /* The kind of per-thread CPU-time timer in use (JVMPIExt_CpuSamplingStats.timer). */
-#define JVMPI_EXT_TIMER_NONE 0  /* sampling never started */
-#define JVMPI_EXT_TIMER_PERF 1  /* perf event on the thread's task clock: fires every interval */
+#define JVMPI_EXT_TIMER_NONE 0 /* sampling never started */
+/* perf event on the thread's task clock, user mode: a signal every interval of CPU time; time in
+ * the kernel is carried by the thread's next signal */
+#define JVMPI_EXT_TIMER_PERF 1
 #define JVMPI_EXT_TIMER_POSIX 2 /* POSIX CPU-clock timer: fires at the kernel's tick */
-/* As JVMPI_EXT_TIMER_PERF, but signals only in user mode (perf_event_paranoid 2, unprivileged):
- * CPU time in the kernel is carried by the thread's next signal. */
-#define JVMPI_EXT_TIMER_PERF_USER 3
+/* As JVMPI_EXT_TIMER_PERF, kernel mode included (JVMPI_SAMPLER_TIMER=perf_kernel) */
+#define JVMPI_EXT_TIMER_PERF_KERNEL 3
 
 typedef struct {
   jlong signals;       /* timer signals handled while sampling was on */

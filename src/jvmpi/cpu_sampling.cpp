@@ -223,7 +223,7 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
     bool required = false;
     const cpu_timers::Kind kind = cpu_timers::choose(&required);
     if (required && !cpu_timers::is_perf(kind)) {
-      log_error("JVMPI_SAMPLER_TIMER=perf, but this kernel refuses perf events (%s)",
+      log_error("JVMPI_SAMPLER_TIMER asks for perf events, but this kernel refuses them (%s)",
                 "perf_event_paranoid, seccomp or no CONFIG_PERF_EVENTS");
       return JVMPI_NOT_AVAILABLE;
     }
@@ -308,11 +308,11 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
   s.threads_armed = g_threads_armed.load();
   s.arm_failures = g_arm_failures.load();
   switch (!g_timer_chosen.load() ? cpu_timers::Kind::kPosixCpuClock : g_timer_kind.load()) {
-    case cpu_timers::Kind::kPerfTaskClock:
+    case cpu_timers::Kind::kPerfUserTaskClock:
       s.timer = JVMPI_EXT_TIMER_PERF;
       break;
-    case cpu_timers::Kind::kPerfUserTaskClock:
-      s.timer = JVMPI_EXT_TIMER_PERF_USER;
+    case cpu_timers::Kind::kPerfKernelTaskClock:
+      s.timer = JVMPI_EXT_TIMER_PERF_KERNEL;
       break;
     case cpu_timers::Kind::kPosixCpuClock:
       s.timer = g_timer_chosen.load() ? JVMPI_EXT_TIMER_POSIX : JVMPI_EXT_TIMER_NONE;

@@ -25,7 +25,7 @@ namespace {
 constexpr int kMaxFd = 1 << 16;
 constexpr uint64_t kOurs = uint64_t{1} << 63;
 std::atomic<uint64_t*> g_fd_state{nullptr};
-// Whether events skip kernel mode (all the kernel allows without CAP_PERFMON at paranoid 2).
+// Whether events skip kernel mode (the default; all that paranoid 2 allows without CAP_PERFMON).
 std::atomic<bool> g_exclude_kernel{true};
 
 std::atomic_ref<uint64_t> fd_state(uint64_t* table, int fd) {
@@ -51,10 +51,10 @@ int open_task_clock(pid_t tid, jlong interval_ns, bool exclude_kernel) {
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.sample_period = static_cast<uint64_t>(interval_ns);
   attr.disabled = 1;  // enabled once the signal has somewhere to go
-  // With kernel mode included, a period that ends in a system call signals the thread on its
-  // return, in the native method that made it, as a POSIX timer does. perf_event_paranoid 2
-  // allows only user-mode events to the unprivileged: then the counter still counts kernel time,
-  // but its signals skip it (see signal_weight).
+  // User mode only: the counter still counts kernel time, but a period that ends in the kernel
+  // gives no signal; the next signal carries that time (see signal_weight). With kernel mode
+  // (perf_kernel), such a period signals the thread on its return to user mode, as a POSIX timer
+  // does; docs/jvmpi-extensions.md says what that does to native calls that enter the kernel.
   attr.exclude_kernel = exclude_kernel ? 1 : 0;
   attr.exclude_hv = 1;
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
@@ -64,10 +64,10 @@ int open_task_clock(pid_t tid, jlong interval_ns, bool exclude_kernel) {
 
 const char* name(Kind kind) {
   switch (kind) {
-    case Kind::kPerfTaskClock:
-      return "perf";
     case Kind::kPerfUserTaskClock:
-      return "perf_user";
+      return "perf";
+    case Kind::kPerfKernelTaskClock:
+      return "perf_kernel";
     case Kind::kPosixCpuClock:
       break;
   }
@@ -79,26 +79,22 @@ Kind choose(bool* required) {
   const char* want = std::getenv("JVMPI_SAMPLER_TIMER");
   auto is = [want](const char* value) { return want != nullptr && std::strcmp(want, value) == 0; };
   if (is("posix")) return Kind::kPosixCpuClock;
-  bool user_only = false;
-  if (is("perf") || is("perf_user")) {
+  const bool with_kernel = is("perf_kernel");
+  if (is("perf") || with_kernel) {
     *required = true;
-    user_only = is("perf_user");
   } else if (want != nullptr && *want != '\0' && !is("auto")) {
-    log_error("JVMPI_SAMPLER_TIMER=%s: expected auto, perf, perf_user or posix; using auto", want);
+    log_error("JVMPI_SAMPLER_TIMER=%s: expected auto, perf, perf_kernel or posix; using auto",
+              want);
   }
   // A probe on the calling thread, never enabled: refused under perf_event_paranoid 3, by a
   // seccomp filter, or by a kernel without perf events.
   const auto self = static_cast<pid_t>(gettid());
-  for (const bool exclude_kernel : {false, true}) {
-    if (user_only && !exclude_kernel) continue;
-    const int fd = open_task_clock(self, 1000000, exclude_kernel);
-    if (fd < 0) continue;
-    close(fd);
-    if (fd_table() == nullptr) break;
-    g_exclude_kernel.store(exclude_kernel);
-    return exclude_kernel ? Kind::kPerfUserTaskClock : Kind::kPerfTaskClock;
-  }
-  return Kind::kPosixCpuClock;
+  const int fd = open_task_clock(self, 1000000, !with_kernel);
+  if (fd < 0) return Kind::kPosixCpuClock;
+  close(fd);
+  if (fd_table() == nullptr) return Kind::kPosixCpuClock;
+  g_exclude_kernel.store(!with_kernel);
+  return with_kernel ? Kind::kPerfKernelTaskClock : Kind::kPerfUserTaskClock;
 }
 
 int perf_open(pid_t tid, int signo, jlong interval_ns) {

@@ -2,12 +2,13 @@
 // signal every interval of that thread's own CPU time. Two kinds:
 //  - perf events (PERF_COUNT_SW_TASK_CLOCK, one per thread): an hrtimer counts the thread's CPU
 //    time, so the thread is signalled every interval, even at 1 ms; the signal comes through the
-//    event's file (F_SETOWN_EX to the thread, F_SETSIG). Kernel mode included where allowed
-//    (perf_event_paranoid <= 1 or CAP_PERFMON), else user mode only (paranoid 2);
+//    event's file (F_SETOWN_EX to the thread, F_SETSIG). User mode only by default (all that
+//    perf_event_paranoid 2 allows the unprivileged; time in the kernel is carried by the next
+//    signal); JVMPI_SAMPLER_TIMER=perf_kernel samples kernel mode too where that is allowed;
 //  - POSIX timers on the thread's CPU clock (timer_create, SIGEV_THREAD_ID): the kernel checks
 //    them at its scheduler tick, so below the tick one signal stands for several intervals.
 // Perf events are used where the kernel allows them (perf_event_paranoid <= 2, no seccomp filter
-// against them); JVMPI_SAMPLER_TIMER=posix forces the POSIX timers, =perf_user user-mode events.
+// against them); JVMPI_SAMPLER_TIMER=posix forces the POSIX timers.
 #pragma once
 
 #include <jni.h>
@@ -17,19 +18,19 @@
 
 namespace jvmpi::cpu_timers {
 
-enum class Kind { kPerfTaskClock, kPerfUserTaskClock, kPosixCpuClock };
+enum class Kind { kPerfUserTaskClock, kPerfKernelTaskClock, kPosixCpuClock };
 
 inline bool is_perf(Kind kind) {
   return kind != Kind::kPosixCpuClock;
 }
 
-// "perf", "perf_user" or "posix", as the statistics line prints it.
+// "perf", "perf_kernel" or "posix", as the statistics line prints it.
 const char* name(Kind kind);
 
-// The kind to use: JVMPI_SAMPLER_TIMER (auto, perf, perf_user or posix; anything else gets one
-// error line and counts as auto) and whether the kernel lets the calling thread open a perf
-// event (with kernel mode, else user mode only; perf_user: user mode only). Sets *required when
-// the user asked for perf events explicitly (no fallback to POSIX timers wanted).
+// The kind to use: JVMPI_SAMPLER_TIMER (auto, perf, perf_kernel or posix; anything else gets
+// one error line and counts as auto) and whether the kernel lets the calling thread open such a
+// perf event (auto: a user-mode one). Sets *required when the user asked for perf events
+// explicitly (no fallback to POSIX timers wanted).
 Kind choose(bool* required);
 
 // A perf event counting thread `tid`'s CPU time, signalling it with `signo` every `interval_ns`,

@@ -42,30 +42,21 @@ std::string TimerKind(const std::string& err) {
   return std::regex_search(err, m, kTimer) ? m[1].str() : std::string();
 }
 
-// Whether this process may open a task-clock perf event on its own thread.
-bool PerfEventOpens(bool exclude_kernel) {
+// The timer the runtime must choose here, asked independently of it: "perf" where this process
+// may open a user-mode task-clock perf event on its own thread, else "posix".
+std::string TimerThisKernelAllows() {
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.sample_period = 1000000;
   attr.disabled = 1;
-  attr.exclude_kernel = exclude_kernel ? 1 : 0;
+  attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return "posix";
   close(static_cast<int>(fd));
-  return true;
-}
-
-// The timer the runtime must choose here, asked independently of it: "perf" where this process
-// may open a task-clock perf event on its own thread that includes kernel mode, "perf_user" where
-// only a user-mode one, else "posix".
-std::string TimerThisKernelAllows() {
-  for (const bool exclude_kernel : {false, true}) {
-    if (PerfEventOpens(exclude_kernel)) return exclude_kernel ? "perf_user" : "perf";
-  }
-  return "posix";
+  return "perf";
 }
 
 bool TraceHas(const Trace* t, const std::string& text) {
@@ -86,7 +77,7 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
   const auto sampler = Fields(run.err, "jvmpi: cpu sampler:");
   ASSERT_EQ(sampler.count("signals"), 1u) << "no sampler statistics\n" << run.describe();
   ASSERT_EQ(TimerKind(run.err), timer) << run.describe();
-  if (timer != "posix") {
+  if (timer == "perf") {
     // A perf event signals its thread every interval of CPU time (the kernel skips the ones that
     // fall in kernel mode and the next signal carries that time), so the main thread alone gets
     // about one signal per interval of its CPU. A tick-driven POSIX timer gets a quarter of that
@@ -164,21 +155,16 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
   (void)test;
 }
 
-// `timer`: JVMPI_SAMPLER_TIMER: "auto" (the runtime's choice: perf events wherever this kernel
-// allows them), "perf_user" (user-mode perf events, all that perf_event_paranoid 2 allows the
-// unprivileged) or "posix" (the fallback for kernels that refuse perf events).
+// `timer`: JVMPI_SAMPLER_TIMER: "auto" (the runtime's choice: user-mode perf events wherever
+// this kernel allows them) or "posix" (the fallback for kernels that refuse perf events).
 void CpuSamplerTest::RunSplit(int interval_ms, const std::string& timer) {
-  const std::string allowed = TimerThisKernelAllows();
-  if (timer == "perf_user" && allowed == "posix") {
-    GTEST_SKIP() << "this kernel refuses perf events";
-  }
   JavaCommand command =
       Command("cpu=samples,interval=" + std::to_string(interval_ms) + ",thread=y,depth=4,cutoff=0",
               "hproftest.CpuSplit", {"2000"});
   command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
   command.env.emplace_back("JVMPI_SAMPLER_TIMER", timer);
   const RunResult run = Run(command);
-  const std::string expected = timer == "auto" ? allowed : timer;
+  const std::string expected = timer == "auto" ? TimerThisKernelAllows() : timer;
   CheckSplit(*this, run, ReadProfile(), interval_ms, expected);
 }
 
@@ -188,14 +174,6 @@ TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10ms) {
 
 TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1ms) {
   RunSplit(1, "auto");
-}
-
-TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10msUserModePerfEvents) {
-  RunSplit(10, "perf_user");
-}
-
-TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1msUserModePerfEvents) {
-  RunSplit(1, "perf_user");
 }
 
 TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10msPosixTimers) {
