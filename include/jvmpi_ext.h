@@ -50,6 +50,15 @@ extern "C" {
 #define JVMPI_EXT_FAIL_BUFFER_FULL 13 /* stack taken, but no room left: dropped */
 #define JVMPI_EXT_FAIL_KINDS 14
 
+/* The kind of per-thread CPU-time timer in use (JVMPIExt_CpuSamplingStats.timer). */
+#define JVMPI_EXT_TIMER_NONE 0 /* sampling never started */
+/* perf event on the thread's task clock, user mode: a signal every interval of CPU time; time in
+ * the kernel is carried by the thread's next signal */
+#define JVMPI_EXT_TIMER_PERF 1
+#define JVMPI_EXT_TIMER_POSIX 2 /* POSIX CPU-clock timer: fires at the kernel's tick */
+/* As JVMPI_EXT_TIMER_PERF, kernel mode included (JVMPI_SAMPLER_TIMER=perf_kernel) */
+#define JVMPI_EXT_TIMER_PERF_KERNEL 3
+
 typedef struct {
   jlong signals;       /* timer signals handled while sampling was on */
   jlong samples_taken; /* signals that recorded a stack */
@@ -57,6 +66,9 @@ typedef struct {
   jlong threads_armed;                  /* threads whose CPU timer was set up, in total */
   jlong arm_failures;                   /* threads whose timer could not be created */
   jlong failures[JVMPI_EXT_FAIL_KINDS]; /* signals that recorded nothing, by kind */
+  /* Appended later: pass sizeof to GetCpuSamplingStats, and an older runtime leaves them. */
+  jlong timer;           /* JVMPI_EXT_TIMER_* */
+  jlong posix_fallbacks; /* threads given a POSIX timer because their perf event was refused */
 } JVMPIExt_CpuSamplingStats;
 
 /* One sample: the stack of thread trace.env_id where it was when it had used `cpu_time`

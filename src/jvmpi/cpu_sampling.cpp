@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_timers.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
 #include "log.h"
@@ -42,6 +43,10 @@ std::atomic<AsyncGetCallTrace> g_agct{nullptr};
 std::atomic<SampleRing*> g_ring{nullptr};
 std::atomic<jint> g_depth{0};
 std::atomic<jlong> g_interval_ns{0};
+// The timer kind chosen at start (cpu_timers::choose); g_perf_required: no fallback to POSIX.
+std::atomic<cpu_timers::Kind> g_timer_kind{cpu_timers::Kind::kPosixCpuClock};
+std::atomic<bool> g_perf_required{false};
+std::atomic<bool> g_timer_chosen{false};
 // Once sampling was asked for, every prepared class gets jmethodIDs for all its methods: the
 // stack walker runs in a signal handler and can only name methods whose IDs already exist.
 std::atomic<bool> g_method_ids_wanted{false};
@@ -51,6 +56,7 @@ std::atomic<jlong> g_taken{0};
 std::atomic<jlong> g_delivered{0};
 std::atomic<jlong> g_threads_armed{0};
 std::atomic<jlong> g_arm_failures{0};
+std::atomic<jlong> g_posix_fallbacks{0};
 std::array<std::atomic<jlong>, JVMPI_EXT_FAIL_KINDS> g_failures{};
 
 std::mutex g_control_mutex;  // start and stop
@@ -88,9 +94,9 @@ void on_signal(int, siginfo_t* info, void* ucontext) {
       agct(&trace, g_depth.load(std::memory_order_relaxed), ucontext);
       slot->env = env;
       slot->num_frames = trace.num_frames;
-      // One signal may stand for several expiries of the timer (it fires at the scheduler's tick).
-      const int overrun = info != nullptr && info->si_code == SI_TIMER ? info->si_overrun : 0;
-      slot->weight = 1 + std::max(overrun, 0);
+      // The intervals of CPU time this signal stands for: several for a POSIX timer at the
+      // scheduler's tick, or a perf event's after time in the kernel (where it takes no sample).
+      slot->weight = cpu_timers::signal_weight(info, g_interval_ns.load(std::memory_order_relaxed));
       SampleRing::publish(slot);
       if (trace.num_frames > 0) {
         g_taken.fetch_add(1, std::memory_order_relaxed);
@@ -124,32 +130,34 @@ bool install_handler() {
   return true;
 }
 
-timespec to_timespec(jlong ns) {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(ns / 1000000000LL);
-  ts.tv_nsec = static_cast<long>(ns % 1000000000LL);
-  return ts;
-}
-
-// Arms the thread's CPU-time timer. Caller holds record.sampling_mutex.
+// Arms the thread's CPU-time timer: its perf event when perf events are in use (opened at the
+// first arming, resumed at later ones), else, or when the kernel refuses the event, a POSIX timer.
+// Caller holds record.sampling_mutex.
 void arm(ThreadRecord& record) {
   if (record.cpu_timer_armed || record.sampling_ended || record.internal || record.tid == 0) {
     return;
   }
-  sigevent event{};
-  event.sigev_notify = SIGEV_THREAD_ID;
-  event.sigev_signo = kSignal;
-  event._sigev_un._tid = record.tid;
-  timer_t timer{};
-  if (timer_create(record.cpu_clock, &event, &timer) != 0) {
-    g_arm_failures.fetch_add(1, std::memory_order_relaxed);
-    return;
+  const jlong interval = g_interval_ns.load();
+  if (cpu_timers::is_perf(g_timer_kind.load())) {
+    if (record.perf_fd < 0) {
+      record.perf_fd = cpu_timers::perf_open(record.tid, kSignal, interval);
+      record.cpu_timer_is_perf = record.perf_fd >= 0;
+    } else {
+      record.cpu_timer_is_perf = cpu_timers::perf_resume(record.perf_fd, interval);
+    }
+    if (record.cpu_timer_is_perf) {
+      record.cpu_timer_armed = true;
+      g_threads_armed.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (g_perf_required.load()) {
+      g_arm_failures.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    g_posix_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-  itimerspec spec{};
-  spec.it_interval = to_timespec(g_interval_ns.load());
-  spec.it_value = spec.it_interval;
-  if (timer_settime(timer, 0, &spec, nullptr) != 0) {
-    timer_delete(timer);
+  timer_t timer{};
+  if (!cpu_timers::posix_create(record.cpu_clock, record.tid, kSignal, interval, &timer)) {
     g_arm_failures.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -158,10 +166,15 @@ void arm(ThreadRecord& record) {
   g_threads_armed.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Caller holds record.sampling_mutex.
+// Caller holds record.sampling_mutex. A perf event is only paused: it may be closed on its own
+// thread only (cpu_timers.h), at the thread's end.
 void disarm(ThreadRecord& record) {
   if (!record.cpu_timer_armed) return;
-  timer_delete(record.cpu_timer);
+  if (record.cpu_timer_is_perf) {
+    cpu_timers::perf_pause(record.perf_fd);
+  } else {
+    timer_delete(record.cpu_timer);
+  }
   record.cpu_timer_armed = false;
 }
 
@@ -205,6 +218,19 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
     g_agct.store(agct);
   }
   if (!install_handler()) return JVMPI_NOT_AVAILABLE;
+  if (!g_timer_chosen.load()) {
+    // Once per process: threads keep the perf events they opened across stop and start.
+    bool required = false;
+    const cpu_timers::Kind kind = cpu_timers::choose(&required);
+    if (required && !cpu_timers::is_perf(kind)) {
+      log_error("JVMPI_SAMPLER_TIMER asks for perf events, but this kernel refuses them (%s)",
+                "perf_event_paranoid, seccomp or no CONFIG_PERF_EVENTS");
+      return JVMPI_NOT_AVAILABLE;
+    }
+    g_timer_kind.store(kind);
+    g_perf_required.store(required);
+    g_timer_chosen.store(true);
+  }
   if (g_ring.load() == nullptr) g_ring.store(new SampleRing(kRingCapacity));
   // The walker answers "no class load" unless ClassLoad events are on, whoever consumes them.
   if (!jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_LOAD, nullptr),
@@ -281,6 +307,18 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
   s.samples_delivered = g_delivered.load();
   s.threads_armed = g_threads_armed.load();
   s.arm_failures = g_arm_failures.load();
+  switch (!g_timer_chosen.load() ? cpu_timers::Kind::kPosixCpuClock : g_timer_kind.load()) {
+    case cpu_timers::Kind::kPerfUserTaskClock:
+      s.timer = JVMPI_EXT_TIMER_PERF;
+      break;
+    case cpu_timers::Kind::kPerfKernelTaskClock:
+      s.timer = JVMPI_EXT_TIMER_PERF_KERNEL;
+      break;
+    case cpu_timers::Kind::kPosixCpuClock:
+      s.timer = g_timer_chosen.load() ? JVMPI_EXT_TIMER_POSIX : JVMPI_EXT_TIMER_NONE;
+      break;
+  }
+  s.posix_fallbacks = g_posix_fallbacks.load();
   for (size_t i = 0; i < g_failures.size(); ++i) s.failures[i] = g_failures[i].load();
   std::copy_n(reinterpret_cast<const char*>(&s), std::min<size_t>(sizeof s, size),
               reinterpret_cast<char*>(out));
@@ -319,6 +357,9 @@ void on_thread_end(JNIEnv* jni) {
   std::lock_guard lock(record->sampling_mutex);
   record->sampling_ended = true;
   disarm(*record);
+  // On the thread itself: no signal of its event can be pending or in its handler now.
+  cpu_timers::perf_close(record->perf_fd);
+  record->perf_fd = -1;
 }
 
 void on_class_prepare(jclass klass) {
@@ -341,6 +382,10 @@ void report_stats() {
     stats(&s, sizeof s);
     // Appended piece by piece: " " + string makes GCC 12 at -O3 warn (a false -Wrestrict).
     std::string failures;
+    if (s.posix_fallbacks != 0) {
+      failures += " posix_fallbacks=";
+      failures += std::to_string(s.posix_fallbacks);
+    }
     for (int k = 0; k < JVMPI_EXT_FAIL_KINDS; ++k) {
       if (s.failures[k] == 0) continue;
       failures += ' ';
@@ -349,9 +394,10 @@ void report_stats() {
       failures += std::to_string(s.failures[k]);
     }
     std::fprintf(stderr,
-                 "jvmpi: cpu sampler: signals=%lld taken=%lld delivered=%lld threads=%lld "
-                 "arm_failures=%lld%s\n",
-                 static_cast<long long>(s.signals), static_cast<long long>(s.samples_taken),
+                 "jvmpi: cpu sampler: timer=%s signals=%lld taken=%lld delivered=%lld "
+                 "threads=%lld arm_failures=%lld%s\n",
+                 cpu_timers::name(g_timer_kind.load()), static_cast<long long>(s.signals),
+                 static_cast<long long>(s.samples_taken),
                  static_cast<long long>(s.samples_delivered),
                  static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
                  failures.c_str());

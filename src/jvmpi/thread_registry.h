@@ -47,11 +47,15 @@ struct ThreadRecord {
   // sampler can arm a timer for it from any thread.
   pid_t tid = 0;
   clockid_t cpu_clock{};
-  // The sampler's timer (cpu_sampling.cpp), guarded by sampling_mutex.
+  // The sampler's timer (cpu_sampling.cpp, cpu_timers.h), guarded by sampling_mutex: a perf
+  // event (perf_fd >= 0; kept open, only paused, while sampling is off, and closed on the thread
+  // at its end) or a POSIX timer.
   std::mutex sampling_mutex;
   timer_t cpu_timer{};
+  int perf_fd = -1;
   bool cpu_timer_armed = false;
-  bool sampling_ended = false;  // ThreadEnd came: never arm again
+  bool cpu_timer_is_perf = false;  // which of the two is armed
+  bool sampling_ended = false;     // ThreadEnd came: never arm again
 };
 
 using ThreadRecordPtr = std::shared_ptr<ThreadRecord>;

@@ -1,6 +1,10 @@
 // cpu=samples with the runtime's CPU-time sampler (the default; sampler=cputime): known answers
 // from hproftest.CpuSplit, whose main thread reports the CPU each of its three methods took, and
 // robustness runs (hproftest.SamplerStress) that must end cleanly with a well-formed profile.
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,7 +16,10 @@
 namespace hproftest {
 namespace {
 
-class CpuSamplerTest : public HprofTest {};
+class CpuSamplerTest : public HprofTest {
+ protected:
+  void RunSplit(int interval_ms, const std::string& timer);
+};
 
 // Fields "name=value" of the line starting with `tag` in `text`.
 std::map<std::string, double> Fields(const std::string& text, const std::string& tag) {
@@ -28,6 +35,30 @@ std::map<std::string, double> Fields(const std::string& text, const std::string&
   return out;
 }
 
+// The word after "timer=" on the sampler's statistics line ("perf" or "posix"), or "".
+std::string TimerKind(const std::string& err) {
+  static const std::regex kTimer(R"(jvmpi: cpu sampler: timer=(\w+))");
+  std::smatch m;
+  return std::regex_search(err, m, kTimer) ? m[1].str() : std::string();
+}
+
+// The timer the runtime must choose here, asked independently of it: "perf" where this process
+// may open a user-mode task-clock perf event on its own thread, else "posix".
+std::string TimerThisKernelAllows() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = 1000000;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return "posix";
+  close(static_cast<int>(fd));
+  return "perf";
+}
+
 bool TraceHas(const Trace* t, const std::string& text) {
   if (t == nullptr) return false;
   for (const TraceFrame& f : t->frames) {
@@ -36,13 +67,25 @@ bool TraceHas(const Trace* t, const std::string& text) {
   return false;
 }
 
-// Runs CpuSplit for 2 s of main-thread CPU at `interval_ms` and checks the known answers.
-void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, int interval_ms) {
+// Checks the known answers of CpuSplit run for 2 s of main-thread CPU at `interval_ms` with the
+// timer kind `timer` ("perf" or "posix").
+void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, int interval_ms,
+                const std::string& timer) {
   ASSERT_TRUE(run.exited(0)) << run.describe();
   const auto truth = Fields(run.out, "CPUSPLIT");
   ASSERT_EQ(truth.count("cpu_ns"), 1u) << run.describe();
   const auto sampler = Fields(run.err, "jvmpi: cpu sampler:");
   ASSERT_EQ(sampler.count("signals"), 1u) << "no sampler statistics\n" << run.describe();
+  ASSERT_EQ(TimerKind(run.err), timer) << run.describe();
+  if (timer == "perf") {
+    // A perf event signals its thread every interval of CPU time (the kernel skips the ones that
+    // fall in kernel mode and the next signal carries that time), so the main thread alone gets
+    // about one signal per interval of its CPU. A tick-driven POSIX timer gets a quarter of that
+    // at 1 ms on a 250 Hz kernel.
+    EXPECT_GE(sampler.at("signals"), 0.85 * truth.at("cpu_ns") / (interval_ms * 1e6))
+        << "the perf-event timer did not signal every interval\n"
+        << run.describe();
+  }
   ASSERT_WELL_FORMED(p, run);
   ASSERT_EQ(p.cpu_samples.size(), 1u) << run.describe();
   const auto main_thread = p.thread_serial("main");
@@ -112,20 +155,33 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
   (void)test;
 }
 
-TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10ms) {
+// `timer`: JVMPI_SAMPLER_TIMER: "auto" (the runtime's choice: user-mode perf events wherever
+// this kernel allows them) or "posix" (the fallback for kernels that refuse perf events).
+void CpuSamplerTest::RunSplit(int interval_ms, const std::string& timer) {
   JavaCommand command =
-      Command("cpu=samples,interval=10,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
+      Command("cpu=samples,interval=" + std::to_string(interval_ms) + ",thread=y,depth=4,cutoff=0",
+              "hproftest.CpuSplit", {"2000"});
   command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
+  command.env.emplace_back("JVMPI_SAMPLER_TIMER", timer);
   const RunResult run = Run(command);
-  CheckSplit(*this, run, ReadProfile(), 10);
+  const std::string expected = timer == "auto" ? TimerThisKernelAllows() : timer;
+  CheckSplit(*this, run, ReadProfile(), interval_ms, expected);
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10ms) {
+  RunSplit(10, "auto");
 }
 
 TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1ms) {
-  JavaCommand command =
-      Command("cpu=samples,interval=1,thread=y,depth=4,cutoff=0", "hproftest.CpuSplit", {"2000"});
-  command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
-  const RunResult run = Run(command);
-  CheckSplit(*this, run, ReadProfile(), 1);
+  RunSplit(1, "auto");
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt10msPosixTimers) {
+  RunSplit(10, "posix");
+}
+
+TEST_P(CpuSamplerTest, SplitOfCpuTimeAt1msPosixTimers) {
+  RunSplit(1, "posix");
 }
 
 // The -Xrunhprof: spelling takes the same options.

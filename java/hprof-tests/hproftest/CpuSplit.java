@@ -93,7 +93,7 @@ public final class CpuSplit {
     SplittableRandom random = new SplittableRandom(12);
     long a = 0, b = 0, c = 0, x = 1;
     long cpuA = 0, cpuB = 0, cpuC = 0;
-    long nativeCalls = 1, probes = 0, probeNs = 0, rounds = 0;
+    long nativeCalls = 1, probes = 0, probeNs = 0, rounds = 0, exitNs = 0;
     long cpu = mx.getCurrentThreadCpuTime();
     final long end = cpu + budgetNs;
     while (cpu < end) {
@@ -113,6 +113,12 @@ public final class CpuSplit {
         final long t0 = mx.getCurrentThreadCpuTime();
         final long t1 = mx.getCurrentThreadCpuTime();
         probeNs += t1 - t0;
+        // The call between work calls costs more than one made right after another: reading the
+        // thread's CPU clock lets the scheduler see that the time slice is over, so on a loaded
+        // host the thread is often switched out at that call's return, and switching it out and
+        // back in is CPU of the thread, in that call. From its clock read to the next one (t0):
+        // its return, any such switch, and the next call up to its read.
+        exitNs += t0 - cpu;
         probes++;
         nativeCalls += 2;
       }
@@ -136,7 +142,10 @@ public final class CpuSplit {
     holder.join();
     blocked.join();
     System.out.println("CPUSPLIT a=" + a + " b=" + b + " c=" + c + " cpu_a=" + cpuA + " cpu_b=" + cpuB
-        + " cpu_c=" + cpuC + " native_ns=" + (probes > 0 ? nativeCalls * probeNs / probes : 0)
+        + " cpu_c=" + cpuC + " native_ns="
+        + (probes > 0 ? (nativeCalls - 2 * probes) * exitNs / probes + 2 * probeNs : 0)
+        + " native_probe_ns=" + (probes > 0 ? probeNs / probes : 0)
+        + " native_exit_ns=" + (probes > 0 ? exitNs / probes : 0)
         + " cpu_ns=" + cpuNs);
     System.out.println("IDLECPU Sleeper=" + idleCpuNs[0] + " Holder=" + idleCpuNs[1]
         + " Blocked=" + idleCpuNs[2]);
