@@ -82,6 +82,10 @@
       p.threads + ' threads, ' + p.heapDumps + ' heap dumps' +
       (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
     if (p.error) s.appendChild(el('div', 'state-error', p.error));
+    if (p.droppedEvents) {
+      s.appendChild(el('div', 'state-error', 'the agent dropped ' + p.droppedEvents +
+        ' events (' + bytes(p.droppedBytes) + ') while this front end was not reading'));
+    }
     var reading = !p.live && p.state === 'reading' && p.size > 0;
     $('progress').hidden = !reading;
     if (reading) {
