@@ -12,7 +12,7 @@
     ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
     ['reset-sites', 'reset sites']];
   var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads'],
-              ['heap', 'Heap']];
+              ['heap', 'Heap'], ['diff', 'Diff']];
   var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
                    alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
 
@@ -219,6 +219,10 @@
     if (state.tab === 'monitors') return drawMonitors(p, view, stillShown);
     if (state.tab === 'threads') return drawThreads(p, view, stillShown);
     if (state.tab === 'heap') return drawHeap(p, view, stillShown);
+    if (state.tab === 'diff') {
+      return JvmprofDiff.drawView(p, view, { profiles: state.profiles, api: api, state: state,
+                                             stillShown: stillShown });
+    }
   }
 
   function table(cls, headers, rows) {
