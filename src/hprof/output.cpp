@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -113,9 +114,12 @@ void Output::write_locked(const void* data, size_t size) {
 
 template <typename Done>
 bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
+  // The stall is counted from the last byte sent or from the start of this wait, whichever is
+  // later: a connection that was merely idle has not stalled.
+  const auto start = std::chrono::steady_clock::now();
   while (!done()) {
     if (failed_ || given_up_) return false;
-    const auto deadline = last_progress_ + kStallLimit;
+    const auto deadline = std::max(last_progress_, start) + kStallLimit;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     progress_.wait_until(lock, deadline);
   }

@@ -234,6 +234,39 @@ def main():
                   "each thread's trace is shown, in lockBoth: %r" % traces)
             shot(driver, a.screenshots, "jvmprof-serve-deadlock.png")
 
+        # Differential flame graph of two live sessions: ShiftHog puts 20 %, then 70 % of its
+        # work in hotA; the Diff tab of the second, against the first, shows hotA up ~50 points.
+        ids = []
+        for percent in (20, 70):
+            last = max(p["id"] for p in api_json(base, token, "/api/profiles"))
+            run = subprocess.run(
+                [java, "-agentlib:hprof=cpu=samples,depth=6,net=127.0.0.1:" + port, "-cp",
+                 a.classes, "jvmproftest.ShiftHog", str(percent), "2000"],
+                stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
+            check(run.returncode == 0, "ShiftHog %d ran: %r" % (percent, run.stderr[-300:]))
+            got = wait_for_profile(base, token, lambda p: p["id"] > last and p["state"] == "ended"
+                                   and p["sectionCounts"].get("CPU SAMPLES", 0) > 0)
+            check(got is not None, "ShiftHog %d's CPU SAMPLES reached the server" % percent)
+            ids.append(got)
+        if all(ids):
+            check(select_profile_id(driver, ids[1]["id"], ids[1]["name"]),
+                  "the second ShiftHog profile can be selected")
+            driver.execute_script("document.querySelector('#tabs button[data-tab=\"diff\"]').click()")
+            check(wait_for(driver, "#diff-base"), "the Diff tab offers a base profile")
+            driver.execute_script(
+                "var s = document.getElementById('diff-base'); s.value = arguments[0];"
+                "s.dispatchEvent(new Event('change'));", str(ids[0]["id"]))
+            row = 'tr.diff-row[data-name="jvmproftest.ShiftHog.hotA"]'
+            check(wait_for(driver, row), "the diff table lists hotA")
+            delta = driver.execute_script(
+                "var r = document.querySelector(arguments[0]);"
+                "return r ? parseFloat(r.getAttribute('data-delta')) : null;", row)
+            check(delta is not None and 0.35 <= delta <= 0.6,
+                  "hotA's self share grew by about 50 points: %r" % delta)
+            check(wait_for(driver, '.diff-graph .fg-frame[data-name="jvmproftest.ShiftHog.hotA"]'),
+                  "the differential flame graph draws hotA")
+            shot(driver, a.screenshots, "jvmprof-serve-diff.png")
+
     finally:
         if driver:
             driver.quit()

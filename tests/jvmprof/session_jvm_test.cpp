@@ -243,6 +243,32 @@ TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
   EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
 }
 
+// A connection that has been idle for longer than HPROF's stall limit has not stalled: a report
+// asked for afterwards is sent whole and the connection stays up (the idle time once counted as a
+// stall and HPROF gave the front end up). The wait is the scenario, not a guess at timing.
+TEST_P(SessionJvmTest, IdleConnectionIsNotAStalledFrontEnd) {
+  Listener listener;
+  JavaProcess jvm(
+      jdk(),
+      Command("cpu=samples,net=127.0.0.1:" + std::to_string(listener.port()), "hproftest.Blocker"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::SessionLimits limits;
+  limits.command_timeout = 60s;
+  jvmprof::Session session(1, "jvm", fd, true, 0, limits);
+  session.start();
+  ASSERT_TRUE(jvm.wait_for_stdout("READY")) << jvm.wait().describe();
+  std::this_thread::sleep_for(12s);  // longer than Output::kStallLimit (10 s) with nothing to send
+  const uint64_t serial = session.command("cpu-samples", {})["serial"];
+  EXPECT_TRUE(Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; }))
+      << session.info().dump() << "\nJVM stderr: " << jvm.stderr_so_far();
+  EXPECT_EQ(session.info()["state"], "connected");
+  EXPECT_EQ(jvm.stderr_so_far().find("has read nothing"), std::string::npos) << jvm.stderr_so_far();
+  jvm.signal(SIGKILL);
+  jvm.wait();
+}
+
 // CPU SAMPLES rows name only traces the stream has already carried, even while the sampler keeps
 // interning new ones as the report is written (it used to take the rows after the traces).
 TEST_P(SessionJvmTest, CpuSamplesRowsNameWrittenTraces) {
