@@ -82,6 +82,7 @@
       node.c.forEach(walk);
     })(root);
     container.textContent = '';
+    container.setAttribute('data-base', options.baseName || '');
     var legend = el('p', 'diff-legend',
       'after: ' + (options.targetName || 'target') + ' (' + total.toLocaleString('en-US') + ' ' +
       unit + '), before: ' + (options.baseName || 'base') + ' (' +
@@ -160,16 +161,19 @@
       baseSel.value = ctx.state.diffBase;
     if (ctx.state.diffMeasure && measures.indexOf(ctx.state.diffMeasure) >= 0)
       measureSel.value = ctx.state.diffMeasure;
+    var shown = 0;  // the latest request: an older answer arriving late never draws over it
     function show() {
+      var request = ++shown;
       ctx.state.diffBase = baseSel.value;
       ctx.state.diffMeasure = measureSel.value;
       var m = encodeURIComponent(measureSel.value);
       var baseProfile = others.filter(function (o) { return String(o.id) === baseSel.value; })[0];
       Promise.all([ctx.api('/api/profiles/' + baseSel.value + '/flame?measure=' + m),
                    ctx.api('/api/profiles/' + p.id + '/flame?measure=' + m)]).then(function (r) {
-        if (!ctx.stillShown()) return;
+        if (!ctx.stillShown() || request !== shown) return;
         new DiffFlame(box, r[0], r[1], { baseName: baseProfile.name, targetName: p.name });
       }, function (e) {
+        if (request !== shown) return;
         box.textContent = '';
         box.appendChild(el('p', 'state-error', 'cannot draw the difference: ' + e.message));
       });

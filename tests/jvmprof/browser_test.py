@@ -256,8 +256,11 @@ def main():
             driver.execute_script(
                 "var s = document.getElementById('diff-base'); s.value = arguments[0];"
                 "s.dispatchEvent(new Event('change'));", str(ids[0]["id"]))
-            row = 'tr.diff-row[data-name="jvmproftest.ShiftHog.hotA"]'
-            check(wait_for(driver, row), "the diff table lists hotA")
+            # The tab first draws against its default base (another profile): wait for the one
+            # chosen here.
+            row = ('.diff-box[data-base="%s"] tr.diff-row[data-name="jvmproftest.ShiftHog.hotA"]'
+                   % ids[0]["name"])
+            check(wait_for(driver, row), "the diff against the chosen base lists hotA")
             delta = driver.execute_script(
                 "var r = document.querySelector(arguments[0]);"
                 "return r ? parseFloat(r.getAttribute('data-delta')) : null;", row)
