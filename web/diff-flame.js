@@ -117,6 +117,7 @@
       var tr = el('tr', 'diff-row');
       tr.setAttribute('data-name', r.name);
       tr.setAttribute('data-delta', String(r.delta));
+      tr.setAttribute('data-total-delta', String(r.totalDelta));
       tr.append(el('td', null, pct(r.before)), el('td', null, pct(r.after)),
                 el('td', r.delta >= 0 ? 'diff-up' : 'diff-down', pp(r.delta)),
                 el('td', null, pp(r.totalDelta)), el('td', 'fg-name', r.name));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """jvmprof convert --diff against a known answer: jvmproftest.ShiftHog spends PERCENT of its work
-in hotA() and the rest in coldB(). Profiled under cpu=samples at 20 % and at 70 %, hotA's share of
-the samples moves by +50 percentage points and coldB's by -50 (less the small share of samples
+in hotA() and the rest in coldB() (both through one work() method). Profiled under cpu=samples at
+20 % and at 70 %, the share of the samples in hotA (total: stacks through it) moves by +50 points and coldB's by -50 (less the small share of samples
 outside them). The two-column collapsed export must show that after normalising the "before"
 column to the "after" total; the HTML export must carry both profiles and the diff script, and
 render in headless Chromium (when installed) with the same change in its table."""
@@ -34,13 +34,13 @@ def profile(a, work, percent):
 
 
 def leaf_shares(collapsed):
-    """Shares of each leaf in the before and after columns."""
+    """Total shares (stacks through the method) of each method in the before and after columns."""
     before, after, tb, ta = {}, {}, 0, 0
     for line in collapsed.splitlines():
         stack, b, t = line.rsplit(" ", 2)
-        leaf = stack.split(";")[-1]
-        before[leaf] = before.get(leaf, 0) + int(b)
-        after[leaf] = after.get(leaf, 0) + int(t)
+        for frame in set(stack.split(";")):
+            before[frame] = before.get(frame, 0) + int(b)
+            after[frame] = after.get(frame, 0) + int(t)
         tb += int(b)
         ta += int(t)
     return ({k: v / tb for k, v in before.items()} if tb else {},
@@ -131,7 +131,7 @@ def render(html):
             "return document.querySelector('.fg-frame[data-name=\"%s\"]') !== null" % HOT),
             "the page draws a frame for hotA")
         return float(driver.execute_script(
-            "return document.querySelector(arguments[0]).getAttribute('data-delta')", sel))
+            "return document.querySelector(arguments[0]).getAttribute('data-total-delta')", sel))
     finally:
         driver.quit()
         shutil.rmtree(profile_dir, ignore_errors=True)

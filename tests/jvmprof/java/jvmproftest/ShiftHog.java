@@ -5,7 +5,7 @@ import java.lang.management.ThreadMXBean;
 
 /**
  * Known answer for the differential flame graph: the main thread spends PERCENT of its work in
- * hotA() and the rest in coldB() (equal bodies, calls interleaved evenly), until it has used
+ * hotA() and the rest in coldB() (both call work(), calls interleaved evenly), until it has used
  * BUDGET ms of CPU. Two runs with different PERCENTs shift hotA's share of the CPU samples by the
  * difference. Args: PERCENT (0-100) [BUDGET ms, default 3000].
  */
@@ -13,14 +13,19 @@ public final class ShiftHog {
   static final int WORK = 100_000;
   static volatile long sink;
 
-  static long hotA(long x) {
+  // The work itself is one method for both callers, so the JIT compiles it once for both: two
+  // copies compiled at different times would skew their CPU shares away from their call shares.
+  static long work(long x) {
     for (int i = 0; i < WORK; i++) x = x * 6364136223846793005L + 1442695040888963407L;
     return x;
   }
 
+  static long hotA(long x) {
+    return work(x);
+  }
+
   static long coldB(long x) {
-    for (int i = 0; i < WORK; i++) x = x * 6364136223846793005L + 1442695040888963407L;
-    return x;
+    return work(x);
   }
 
   public static void main(String[] args) {
