@@ -66,7 +66,10 @@
       r.totalDelta = share(r.totalV, total) - share(r.totalW, baseTotal);
       return r;
     }).sort(function (a, b) {
-      return Math.abs(b.delta) - Math.abs(a.delta) || Math.abs(b.totalDelta) - Math.abs(a.totalDelta);
+      // Largest change first, of self or of total (a caller whose callees moved has no self).
+      var ka = Math.max(Math.abs(a.delta), Math.abs(a.totalDelta));
+      var kb = Math.max(Math.abs(b.delta), Math.abs(b.totalDelta));
+      return kb - ka || Math.abs(b.delta) - Math.abs(a.delta);
     });
   }
 
@@ -106,7 +109,7 @@
             ' self\nchange (self): ' + pp(d);
         }
       });
-    container.appendChild(el('h4', null, 'Change by method (self share of each profile\'s total)'));
+    container.appendChild(el('h4', null, 'Change by method (shares of each profile\'s total)'));
     var table = el('table', 'fg-table diff-table');
     var head = el('tr');
     ['before', 'after', 'change', 'change (total)', 'method'].forEach(function (h) {
