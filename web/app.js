@@ -12,7 +12,7 @@
     ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
     ['reset-sites', 'reset sites']];
   var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads'],
-              ['heap', 'Heap']];
+              ['heap', 'Heap'], ['diff', 'Diff']];
   var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
                    alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
 
@@ -82,6 +82,10 @@
       p.threads + ' threads, ' + p.heapDumps + ' heap dumps' +
       (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
     if (p.error) s.appendChild(el('div', 'state-error', p.error));
+    if (p.droppedEvents) {
+      s.appendChild(el('div', 'state-error', 'the agent dropped ' + p.droppedEvents +
+        ' events (' + bytes(p.droppedBytes) + ') while this front end was not reading'));
+    }
     var reading = !p.live && p.state === 'reading' && p.size > 0;
     $('progress').hidden = !reading;
     if (reading) {
@@ -215,6 +219,10 @@
     if (state.tab === 'monitors') return drawMonitors(p, view, stillShown);
     if (state.tab === 'threads') return drawThreads(p, view, stillShown);
     if (state.tab === 'heap') return drawHeap(p, view, stillShown);
+    if (state.tab === 'diff') {
+      return JvmprofDiff.drawView(p, view, { profiles: state.profiles, api: api, state: state,
+                                             stillShown: stillShown });
+    }
   }
 
   function table(cls, headers, rows) {

@@ -188,6 +188,7 @@
                 fmt(selfOf(f.node), unit, total);
       d.setAttribute('data-name', f.node.n);
       d.setAttribute('data-value', String(f.node.v));
+      if (self.options.decorate) self.options.decorate(d, f.node);  // e.g. the diff's colours
       if (f.ancestor) d.classList.add('fg-dim');
       if (q && f.node.n.indexOf(q) >= 0) {
         d.classList.add('fg-match');

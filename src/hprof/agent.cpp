@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -93,15 +94,20 @@ void on_thread_start(const JVMPI_Event& e) {
   Profile& p = profile();
   const unsigned serial = p.threads.on_thread_start(e);
   const char* name = e.u.thread_start.thread_name != nullptr ? e.u.thread_start.thread_name : "";
+  const char* group = e.u.thread_start.group_name != nullptr ? e.u.thread_start.group_name : "";
   if (p.options.binary) {
+    // A slow front end never blocks the starting thread: with its queue full the record is
+    // dropped (and counted).
+    Output::EventScope event(p.output, 64 + std::strlen(name) + std::strlen(group));
+    if (!event.admitted()) return;
     p.binary.start_thread(serial, e.u.thread_start.thread_id,
                           p.threads.find(e.u.thread_start.thread_env_id));
     return;
   }
   if (p.options.cpu == CpuMode::kOld) return;
-  p.output.write(text::thread_start(
-      serial, e.u.thread_start.thread_id, name,
-      e.u.thread_start.group_name != nullptr ? e.u.thread_start.group_name : ""));
+  const std::string line = text::thread_start(serial, e.u.thread_start.thread_id, name, group);
+  Output::EventScope event(p.output, line.size());
+  if (event.admitted()) p.output.write(line);
 }
 
 void on_thread_end(const JVMPI_Event& e) {
@@ -109,10 +115,13 @@ void on_thread_end(const JVMPI_Event& e) {
   const unsigned serial = p.threads.on_thread_end(e.env_id);
   if (serial == 0 || p.options.cpu == CpuMode::kOld) return;
   if (p.options.binary) {
-    p.binary.end_thread(serial);
+    Output::EventScope event(p.output, 16);
+    if (event.admitted()) p.binary.end_thread(serial);
     return;
   }
-  p.output.write(text::thread_end(serial));
+  const std::string line = text::thread_end(serial);
+  Output::EventScope event(p.output, line.size());
+  if (event.admitted()) p.output.write(line);
 }
 
 void on_object_alloc(const JVMPI_Event& e, bool requested) {
@@ -155,7 +164,9 @@ void write_wait_line(const JVMPI_Event& e, bool waited) {
                   sig.c_str(), waited ? "time_waited" : "timeout",
                   static_cast<long long>(w.timeout), thread.c_str());
   }
-  p.output.write(line);
+  const size_t length = std::strlen(line);
+  Output::EventScope event(p.output, length);
+  if (event.admitted()) p.output.write(line, length);
 }
 
 void on_init_done() {
@@ -201,12 +212,19 @@ void notify_event(JVMPI_Event* event) {
                                       ? current_trace(event->env_id)
                                       : kEmptyTraceSerial;
       const ClassInfo info = p.classes.on_class_load(*event, &is_new, load_trace);
-      if (is_new && p.options.binary) p.binary.load_class(info, event->u.class_load.class_id);
+      if (is_new && p.options.binary) {
+        // Later records name the class: never dropped, but never waiting for the front end.
+        Output::EventScope scope(p.output, 0, /*droppable=*/false);
+        p.binary.load_class(info, event->u.class_load.class_id);
+      }
       break;
     }
     case JVMPI_EVENT_CLASS_UNLOAD: {
       const unsigned serial = p.classes.on_class_unload(event->u.class_unload.class_id);
-      if (serial != 0 && p.options.binary) p.binary.unload_class(serial);
+      if (serial != 0 && p.options.binary) {
+        Output::EventScope scope(p.output, 0, /*droppable=*/false);
+        p.binary.unload_class(serial);
+      }
       break;
     }
     case JVMPI_EVENT_OBJECT_ALLOC:

@@ -136,6 +136,24 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     o.sample_bytes = static_cast<int>(n * scale);
     return true;
   }
+  if (name == "netqueue") {
+    // net=: how many bytes may wait for a slow front end before events are dropped; k or m.
+    std::string digits = value;
+    long scale = 1;
+    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) scale = 1024;
+    if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) scale = 1024 * 1024;
+    if (scale != 1) digits.pop_back();
+    int n = 0;
+    std::string ignored;
+    if (!integer(name, digits, 1, n, ignored) || static_cast<long long>(n) * scale < 4096 ||
+        static_cast<long long>(n) * scale > (1LL << 30)) {
+      error =
+          "option netqueue takes a number of bytes from 4k to 1g (e.g. 16m), not '" + value + "'";
+      return false;
+    }
+    o.net_queue_bytes = static_cast<size_t>(n * scale);
+    return true;
+  }
   if (name == "depth") return integer(name, value, 0, o.depth, error);
   if (name == "interval") return integer(name, value, 1, o.interval_ms, error);
   if (name == "cutoff") {
@@ -239,6 +257,7 @@ monitor=y|n            monitor contention             n
 format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
 net=<host>:<port>      send data over a socket        off
+netqueue=<bytes>       net=: queue for a slow reader  16m
 depth=<size>           stack trace depth              4
 interval=<ms>          sample interval in ms          10
 cutoff=<value>         output cutoff point            0.0001
@@ -271,6 +290,10 @@ Notes
   - -Xrunhprof:[help]|[<option>=<value>, ...] is the same as
     -agentlib:hprof=[help]|[<option>=<value>, ...].
   - msa=y is accepted and has no effect on Linux.
+  - net=: a front end that stops reading never blocks the program. Up to netqueue= bytes wait for
+    it; beyond that, thread start/end and WAIT events are dropped, counted on stderr and in the
+    stream (a DROPPED line, format=a). At exit the agent waits for the front end while it reads,
+    but gives up after 10 s without progress.
   - Reports are written at exit (doe=y) and on SIGQUIT (kill -QUIT <pid>, Ctrl-\).
 
 Warnings

@@ -2,6 +2,7 @@
 // and derived switches.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace hprof::agent {
@@ -22,6 +23,7 @@ struct Options {
   std::string file;     // as given ("" = default name)
   std::string net_host;
   int net_port = 0;
+  size_t net_queue_bytes = size_t{16} << 20;  // netqueue=: bytes held for a slow front end
   int sample_bytes = 0;  // heap=sites,sample=<bytes>: sampled allocations; 0 = every allocation
   int depth = 4;
   int interval_ms = 10;

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 namespace hprof::agent {
 namespace {
@@ -64,6 +66,10 @@ bool Output::open(const Options& options, std::string& error) {
     }
     fd_ = socket_ = fd;
     name_ = options.net_host + ":" + port;
+    text_notes_ = !options.binary;
+    capacity_ = options.net_queue_bytes;
+    last_progress_ = std::chrono::steady_clock::now();
+    writer_ = std::thread([this] { writer_main(); });
     return true;
   }
   name_ = options.file.empty() ? options.default_file() : options.file;
@@ -78,6 +84,15 @@ bool Output::open(const Options& options, std::string& error) {
     return false;
   }
   return true;
+}
+
+namespace {
+thread_local bool t_in_event = false;  // this thread is writing an admitted event: never wait
+}  // namespace
+
+Output::~Output() {
+  // Never destroyed while the VM runs (profile() leaks); a test's Output may still have a writer.
+  if (writer_.joinable()) close();
 }
 
 void Output::write_locked(const void* data, size_t size) {
@@ -97,8 +112,130 @@ void Output::write_locked(const void* data, size_t size) {
   }
 }
 
-void Output::write(const void* data, size_t size) {
+template <typename Done>
+bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
+  // The stall is counted from the last byte sent or from the start of this wait, whichever is
+  // later: a connection that was merely idle has not stalled.
+  const auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    if (failed_ || given_up_) return false;
+    const auto deadline = std::max(last_progress_, start) + kStallLimit;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    progress_.wait_until(lock, deadline);
+  }
+  return true;
+}
+
+void Output::give_up_locked(const char* why) {
+  if (given_up_) return;
+  given_up_ = true;
+  drops_.bytes += queue_.size();
+  queue_.clear();
+  std::fprintf(stderr,
+               "hprof: error: the front end at %s %s; the rest of the profile is not sent\n",
+               name_.c_str(), why);
+  // Unblocks the writer thread's send() (and the command listener's read()).
+  ::shutdown(socket_, SHUT_RDWR);
+  queued_.notify_all();
+}
+
+// Appends to the queue, waiting for room: only the agent's own threads (reports) come here.
+void Output::queue_locked(std::unique_lock<std::mutex>& lock, const void* data, size_t size) {
+  if (failed_ || given_up_) {
+    drops_.bytes += size;
+    return;
+  }
+  if (!t_in_event && !wait_with_progress(lock, [&] { return pending_locked() < capacity_; })) {
+    if (!failed_) give_up_locked("has read nothing for 10 s while a report waited");
+    drops_.bytes += size;
+    return;
+  }
+  queue_.append(static_cast<const char*>(data), size);
+  queued_.notify_one();
+}
+
+Output::EventScope::EventScope(Output& output, size_t bytes, bool droppable)
+    : admitted_(output.admit_event(bytes, droppable)) {
+  t_in_event = true;
+}
+
+Output::EventScope::~EventScope() {
+  t_in_event = false;
+}
+
+// format=a: a DROPPED line with the running totals, once per change; the front end shows it.
+void Output::note_drops_locked() {
+  if (!text_notes_ || drops_.events == noted_.events) return;
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "DROPPED: %llu events (%llu bytes) while the front end was not reading\n",
+                static_cast<unsigned long long>(drops_.events),
+                static_cast<unsigned long long>(drops_.bytes));
+  queue_.append(line);
+  noted_ = drops_;
+  queued_.notify_one();
+}
+
+bool Output::admit_event(size_t bytes, bool droppable) {
+  if (socket_ < 0) return true;
   std::lock_guard lock(mutex_);
+  if (!failed_ && !given_up_ && (!droppable || pending_locked() + bytes <= capacity_)) {
+    // The first event with room again tells the front end what it missed.
+    note_drops_locked();
+    return true;
+  }
+  ++drops_.events;
+  drops_.bytes += bytes;
+  return false;
+}
+
+void Output::writer_main() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [this] { return !queue_.empty() || closing_ || given_up_; });
+    if (given_up_ || failed_ || (queue_.empty() && closing_)) return;
+    std::string batch;
+    batch.swap(queue_);
+    in_flight_ = batch.size();
+    lock.unlock();
+    size_t sent = 0;
+    int error = 0;
+    while (sent < batch.size()) {
+      const ssize_t n = ::send(socket_, batch.data() + sent, batch.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = n < 0 ? errno : EPIPE;
+        break;
+      }
+      sent += static_cast<size_t>(n);
+      std::lock_guard progress(mutex_);
+      in_flight_ = batch.size() - sent;
+      last_progress_ = std::chrono::steady_clock::now();
+      progress_.notify_all();
+    }
+    lock.lock();
+    in_flight_ = 0;
+    if (error != 0) {
+      if (!given_up_) {
+        failed_ = true;
+        std::fprintf(stderr, "hprof: error: writing %s failed: %s\n", name_.c_str(),
+                     std::strerror(error));
+      }
+      drops_.bytes += batch.size() - sent + queue_.size();
+      queue_.clear();
+      progress_.notify_all();
+      return;
+    }
+    progress_.notify_all();
+  }
+}
+
+void Output::write(const void* data, size_t size) {
+  std::unique_lock lock(mutex_);
+  if (socket_ >= 0) {
+    queue_locked(lock, data, size);
+    return;
+  }
   if (buffer_.size() + size > kBufferSize) {
     write_locked(buffer_.data(), buffer_.size());
     buffer_.clear();
@@ -111,25 +248,58 @@ void Output::write(const void* data, size_t size) {
 }
 
 void Output::drain() {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (socket_ >= 0) {
+    if (!wait_with_progress(lock, [this] { return pending_locked() == 0; }) && !failed_)
+      give_up_locked("has read nothing for 10 s");
+    return;
+  }
   write_locked(buffer_.data(), buffer_.size());
   buffer_.clear();
 }
 
 bool Output::failed() {
   std::lock_guard lock(mutex_);
-  return failed_;
+  return failed_ || given_up_;
+}
+
+Output::Drops Output::drops() {
+  std::lock_guard lock(mutex_);
+  return drops_;
 }
 
 void Output::flush() {
+  if (socket_ >= 0) return;  // the writer thread sends as soon as bytes are queued
   std::lock_guard lock(mutex_);
   write_locked(buffer_.data(), buffer_.size());
   buffer_.clear();
-  if (fd_ >= 0 && socket_ < 0) ::fsync(fd_);
+  if (fd_ >= 0) ::fsync(fd_);
 }
 
 void Output::close() {
-  flush();
+  if (socket_ >= 0) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failed_ && !given_up_) note_drops_locked();
+    }
+    drain();
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+      queued_.notify_all();
+    }
+    if (writer_.joinable()) writer_.join();
+    const Drops d = drops();
+    if (d.events != 0 || d.bytes != 0) {
+      std::fprintf(stderr,
+                   "hprof: net=: %llu events (%llu bytes) were dropped because the front end at "
+                   "%s was not reading\n",
+                   static_cast<unsigned long long>(d.events),
+                   static_cast<unsigned long long>(d.bytes), name_.c_str());
+    }
+  } else {
+    flush();
+  }
   std::lock_guard lock(mutex_);
   if (socket_ >= 0) ::shutdown(socket_, SHUT_WR);
   if (fd_ >= 0) ::close(fd_);

@@ -185,11 +185,15 @@ void write_cpu_report(double cutoff) {
   Profile& p = profile();
   if (p.options.cpu_samples()) {
     say("CPU usage by sampling running threads");
+    // The sampler goes on interning traces while the report is written: the rows are taken
+    // first and the traces they name written after, so no row names a TRACE not yet sent.
+    const std::vector<Cost> rows = p.cpu_samples.sorted_by_count();
+    const uint64_t total = p.cpu_samples.total_count();
+    write_pending_traces();
     if (p.options.binary) {
-      p.binary.cpu_samples(p.cpu_samples.sorted_by_count(), p.cpu_samples.total_count());
+      p.binary.cpu_samples(rows, total);
     } else {
-      p.output.write(text::cpu_samples(p.classes, p.traces, p.cpu_samples.sorted_by_count(),
-                                       p.cpu_samples.total_count(), cutoff));
+      p.output.write(text::cpu_samples(p.classes, p.traces, rows, total, cutoff));
     }
     done();
   } else if (p.options.cpu == CpuMode::kTimes) {
@@ -197,6 +201,7 @@ void write_cpu_report(double cutoff) {
     const std::vector<Cost> costs = p.timer.costs(false);
     uint64_t total = 0;
     for (const Cost& c : costs) total += c.time_ns;
+    write_pending_traces();  // of calls interned since the caller wrote the traces
     p.output.write(text::cpu_times(p.classes, p.traces, costs, total, cutoff));
     done();
     if (p.options.verbose) {
@@ -208,7 +213,8 @@ void write_cpu_report(double cutoff) {
     }
   } else if (p.options.cpu == CpuMode::kOld) {
     say("CPU usage in old prof format");
-    p.output.write(text::cpu_old(p.classes, p.traces, p.timer.costs(true)));
+    const std::vector<Cost> costs = p.timer.costs(true);
+    p.output.write(text::cpu_old(p.classes, p.traces, costs));
     done();
   }
 }

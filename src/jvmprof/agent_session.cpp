@@ -340,6 +340,8 @@ nlohmann::json Session::info() const {
       {"sections", p.sections},
       {"sectionCounts", std::move(sections)},
       {"heapDumps", p.heap_dumps},
+      {"droppedEvents", p.dropped_events},
+      {"droppedBytes", p.dropped_bytes},
       {"traces", p.traces.size()},
       {"threads", p.threads.size()},
       {"measures", std::move(measures)},

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ namespace {
 void usage(std::FILE* out) {
   std::fprintf(out,
                "usage: jvmprof convert --to collapsed|pprof|speedscope|html [--measure M]...\n"
-               "                       [--threads] IN OUT\n\n"
+               "                       [--threads] [--diff BASE] IN OUT\n\n"
                "Converts an HPROF profile (java.hprof.txt from format=a, java.hprof from "
                "format=b)\nto another viewer's format. OUT '-' is stdout.\n\n"
                "  --to F        collapsed: folded stacks 'a;b;c N' (FlameGraph, speedscope, "
@@ -30,7 +31,13 @@ void usage(std::FILE* out) {
                "                cpu-samples, cpu-calls, cpu-time, alloc-bytes, alloc-objects,\n"
                "                live-bytes, live-objects, monitor-time. Default: every measure\n"
                "                the profile has (collapsed: the first of them)\n"
-               "  --threads     collapsed: each stack's thread as its root frame\n");
+               "  --threads     collapsed: each stack's thread as its root frame\n"
+               "  --diff BASE   compare IN (after) with the profile BASE (before), one measure\n"
+               "                (default: the first CPU measure both have):\n"
+               "                collapsed: 'a;b;c BEFORE AFTER' per stack (FlameGraph's\n"
+               "                difffolded.pl format), BEFORE scaled to AFTER's total\n"
+               "                html: a differential flame graph (widths of IN, colour by the\n"
+               "                change of each frame's self share) and a table of changes\n");
 }
 
 bool write_output(const std::string& path, const std::string& bytes, bool gzip) {
@@ -57,12 +64,62 @@ bool write_output(const std::string& path, const std::string& bytes, bool gzip) 
   return static_cast<bool>(f);
 }
 
+// --diff: BASE (before) against IN (after), one measure.
+int run_diff(const std::string& base_path, const std::string& in, const std::string& out_path,
+             const std::string& to, const std::vector<profiles::Measure>& measures, bool threads) {
+  if (to != "collapsed" && to != "html") {
+    std::fprintf(stderr, "jvmprof convert: --diff takes --to collapsed or --to html\n");
+    return 2;
+  }
+  if (measures.size() > 1) {
+    std::fprintf(stderr, "jvmprof convert: --diff compares one measure\n");
+    return 2;
+  }
+  profiles::JavaProfile base, target;
+  try {
+    base = profiles::read_profile(base_path);
+    target = profiles::read_profile(in);
+  } catch (const profiles::ProfileError& e) {
+    std::fprintf(stderr, "jvmprof convert: %s\n", e.what());
+    return 1;
+  }
+  std::optional<profiles::Measure> m;
+  if (!measures.empty()) {
+    m = measures[0];
+  } else {
+    for (auto c : profiles::available_measures(target))
+      if (!m && profiles::has_measure(base, c)) m = c;
+  }
+  if (!m || !profiles::has_measure(base, *m) || !profiles::has_measure(target, *m)) {
+    std::fprintf(stderr, "jvmprof convert: %s and %s have no measure in common%s\n",
+                 base_path.c_str(), in.c_str(),
+                 m ? (" (" + std::string(profiles::measure_name(*m)) + ")").c_str() : "");
+    return 1;
+  }
+  auto base_name = [](const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return path.substr(slash == std::string::npos ? 0 : slash + 1);
+  };
+  const std::string out =
+      to == "collapsed"
+          ? profiles::to_diff_collapsed(profiles::stacks(base, *m, threads),
+                                        profiles::stacks(target, *m, threads))
+          : profiles::to_diff_html(base, target, *m, base_name(base_path), base_name(in));
+  if (!write_output(out_path, out, false)) {
+    std::fprintf(stderr, "jvmprof convert: cannot write %s: %s\n", out_path.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_convert(std::span<char* const> args) {
   std::string to;
   std::vector<profiles::Measure> measures;
   bool threads = false;
+  std::string diff_base;
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
@@ -81,6 +138,8 @@ int run_convert(std::span<char* const> args) {
         }
         measures.push_back(*m);
       }
+    } else if (a == "--diff" && i + 1 < args.size()) {
+      diff_base = args[++i];
     } else if (a == "--threads") {
       threads = true;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
@@ -103,6 +162,7 @@ int run_convert(std::span<char* const> args) {
     std::fprintf(stderr, "jvmprof convert: collapsed stacks hold one measure\n");
     return 2;
   }
+  if (!diff_base.empty()) return run_diff(diff_base, files[0], files[1], to, measures, threads);
   profiles::JavaProfile profile;
   try {
     profile = profiles::read_profile(files[0]);

@@ -223,6 +223,7 @@ struct WebServer::Impl {
     asset("/heap-diff.js", web_assets::kHeapDiffJs, "text/javascript; charset=utf-8");
     asset("/flamegraph.js", profiles::flamegraph_js(), "text/javascript; charset=utf-8");
     asset("/flamegraph.css", profiles::flamegraph_css(), "text/css; charset=utf-8");
+    asset("/diff-flame.js", profiles::diff_flame_js(), "text/javascript; charset=utf-8");
 
     server.Get("/api/profiles", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json list = nlohmann::json::array();

@@ -76,6 +76,9 @@ struct JavaProfile {
     ++sections;
     ++section_counts[name];
   }
+  // net= (format=a): what the agent dropped while the front end was not reading, as of its last
+  // DROPPED line (running totals).
+  uint64_t dropped_events = 0, dropped_bytes = 0;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
 
@@ -191,6 +194,20 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
 // The profile's flame data as JSON, the shape both the HTML page and the web UI draw:
 // {"measure","unit","total","root":{"n","v","c":[...]}}; children sorted by name.
 std::string flame_json(const JavaProfile& p, Measure m, bool thread_root = false);
+// ---- Differential exports: a base ("before") and a target ("after") profile, one measure ----
+
+// FlameGraph's two-column folded format (what its difffolded.pl writes and flamegraph.pl reads):
+// "a;b;c BASE TARGET\n" per stack either side has, sorted. With `normalise`, BASE is the base's
+// weight scaled to the target's total (rounded), so the columns compare shares, not counts.
+std::string to_diff_collapsed(const std::vector<Stack>& base, const std::vector<Stack>& target,
+                              bool normalise = true);
+// One self-contained HTML page with the differential flame graph (web/diff-flame.js): widths of
+// the target, colour by the change of each frame's self share of its profile's total, a table of
+// the changes per method.
+std::string to_diff_html(const JavaProfile& base, const JavaProfile& target, Measure m,
+                         const std::string& base_name, const std::string& target_name);
+// The differential flame graph's script (shared with the web UI).
+std::string_view diff_flame_js();
 // Escapes &, <, >, " and ' for HTML text and attributes.
 std::string html_escape(std::string_view s);
 // The flame graph's script and style (shared with the web UI).

@@ -176,6 +176,17 @@ void TextProfileParser::top_level(std::string_view l) {
     t.name = quoted(l, "name=\"", "\", group=\"");
     t.group = quoted(l, "group=\"", "\")");
     profile_.threads[t.serial] = std::move(t);
+  } else if (starts_with(l, "DROPPED: ")) {
+    // "DROPPED: <events> events (<bytes> bytes) ...": the agent's running totals under net=.
+    std::string_view rest = l.substr(9);
+    uint64_t events = 0, bytes = 0;
+    std::string_view e = token(rest);
+    token(rest);  // "events"
+    std::string_view b = token(rest);
+    if (b.starts_with('(')) b.remove_prefix(1);
+    if (!number(e, events) || !number(b, bytes)) fail("bad DROPPED line");
+    profile_.dropped_events = events;
+    profile_.dropped_bytes = bytes;
   } else if (starts_with(l, "THREAD END")) {
     uint32_t serial = 0;
     if (!number_after(l, "id = ", serial)) fail("THREAD END without an id");

@@ -121,6 +121,13 @@ TEST_P(OptionsTest, SampleNeedsHeapSitesAndBytes) {
   ExpectRejected("heap=all,sample=512k", "sample");
   ExpectRejected("heap=sites,format=b,sample=1m", "sample");
 }
+TEST_P(OptionsTest, NetQueueTakesBytes) {
+  ExpectAccepted("netqueue=64k");
+  ExpectAccepted("netqueue=16m");
+  ExpectRejected("netqueue=1k", "netqueue");
+  ExpectRejected("netqueue=lots", "netqueue");
+  ExpectRejected("netqueue=2048m", "netqueue");
+}
 TEST_P(OptionsTest, Monitor) {
   CheckOption("monitor", {"y", "n"}, {"maybe", "yes", ""});
 }

@@ -7,9 +7,13 @@ brings a flame graph whose hottest method is LiveHog.hotLoop, search and bottom-
 brings an allocation flame graph with the planted objects, the threads view shows a thread whose
 name is markup as text (no element, no script run), and "exit JVM" ends the JVM only after the
 confirmation dialog; a format=b JVM's "dump heap" brings the heap views (histogram with the 5000
-planted objects, their path from a GC root). Requests without the token or with a foreign Host are refused.
+planted objects, their path from a GC root); a planted deadlock is drawn as a cycle with each
+thread's trace; two saved profiles of a program whose hot method's share moves by a known amount
+give a differential flame graph that shows that change. Requests without the token or with a
+foreign Host are refused.
 Screenshots of each view go to --screenshots."""
 import argparse
+import json
 import os
 import re
 import shutil
@@ -196,6 +200,76 @@ def main():
             jvm_b.kill()
             jvm_b.wait()
 
+        # A planted deadlock (hproftest.Deadlock: two threads, LockA and LockB in opposite
+        # orders) drawn as a cycle from the MONITOR DUMP HPROF sends when the JVM exits.
+        # Which profile is the Deadlock JVM's is asked of the server (the newest one whose
+        # MONITOR DUMP has been read), never guessed from the page: the page's list is refreshed
+        # once a second and may not show the new JVM yet, and clicking "the last profile" then
+        # selected the format=b JVM, which has no monitor dump (why this check used to fail).
+        token = url.split("token=")[1]
+        before = max(p["id"] for p in api_json(base, token, "/api/profiles"))
+        dl = subprocess.run(
+            [java, "-agentlib:hprof=monitor=y,thread=y,net=127.0.0.1:" + port,
+             "-cp", a.hprof_classes, "hproftest.Deadlock", "exit"],
+            stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
+        check(dl.returncode == 0, "Deadlock ran: %r" % dl.stderr[-300:])
+        dl_profile = wait_for_profile(base, token, lambda p: p["id"] > before and p["state"] == "ended"
+                                      and p["sectionCounts"].get("MONITOR DUMP", 0) > 0)
+        check(dl_profile is not None, "the Deadlock JVM's MONITOR DUMP reached the server")
+        if dl_profile is not None:
+            check(select_profile_id(driver, dl_profile["id"], dl_profile["name"]),
+                  "the Deadlock JVM's profile can be selected")
+            driver.execute_script(
+                "document.querySelector('#tabs button[data-tab=\"monitors\"]').click()")
+            check(wait_for(driver, "svg.cycle"), "the deadlock is drawn as a cycle")
+            threads = texts(driver, "svg.cycle .cycle-thread")
+            monitors = texts(driver, "svg.cycle .cycle-monitor")
+            check(len(threads) == 2 and any(t.startswith("Deadlock-1") for t in threads)
+                  and any(t.startswith("Deadlock-2") for t in threads),
+                  "the cycle's threads are Deadlock-1 and Deadlock-2: %r" % threads)
+            check(sorted(monitors) == ["Lhproftest/Deadlock$LockA;", "Lhproftest/Deadlock$LockB;"],
+                  "the cycle's monitors are LockA and LockB: %r" % monitors)
+            traces = texts(driver, ".deadlock pre.trace")
+            check(len(traces) == 2 and all("hproftest.Deadlock.lockBoth" in t for t in traces),
+                  "each thread's trace is shown, in lockBoth: %r" % traces)
+            shot(driver, a.screenshots, "jvmprof-serve-deadlock.png")
+
+        # Differential flame graph of two live sessions: ShiftHog puts 20 %, then 70 % of its
+        # work in hotA; the Diff tab of the second, against the first, shows hotA up ~50 points.
+        ids = []
+        for percent in (20, 70):
+            last = max(p["id"] for p in api_json(base, token, "/api/profiles"))
+            run = subprocess.run(
+                [java, "-agentlib:hprof=cpu=samples,depth=6,net=127.0.0.1:" + port, "-cp",
+                 a.classes, "jvmproftest.ShiftHog", str(percent), "2000"],
+                stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
+            check(run.returncode == 0, "ShiftHog %d ran: %r" % (percent, run.stderr[-300:]))
+            got = wait_for_profile(base, token, lambda p: p["id"] > last and p["state"] == "ended"
+                                   and p["sectionCounts"].get("CPU SAMPLES", 0) > 0)
+            check(got is not None, "ShiftHog %d's CPU SAMPLES reached the server" % percent)
+            ids.append(got)
+        if all(ids):
+            check(select_profile_id(driver, ids[1]["id"], ids[1]["name"]),
+                  "the second ShiftHog profile can be selected")
+            driver.execute_script("document.querySelector('#tabs button[data-tab=\"diff\"]').click()")
+            check(wait_for(driver, "#diff-base"), "the Diff tab offers a base profile")
+            driver.execute_script(
+                "var s = document.getElementById('diff-base'); s.value = arguments[0];"
+                "s.dispatchEvent(new Event('change'));", str(ids[0]["id"]))
+            # The tab first draws against its default base (another profile): wait for the one
+            # chosen here.
+            row = ('.diff-box[data-base="%s"] tr.diff-row[data-name="jvmproftest.ShiftHog.hotA"]'
+                   % ids[0]["name"])
+            check(wait_for(driver, row), "the diff against the chosen base lists hotA")
+            delta = driver.execute_script(
+                "var r = document.querySelector(arguments[0]);"
+                "return r ? parseFloat(r.getAttribute('data-total-delta')) : null;", row)
+            check(delta is not None and 0.35 <= delta <= 0.6,
+                  "hotA's total share grew by about 50 points: %r" % delta)
+            check(wait_for(driver, '.diff-graph .fg-frame[data-name="jvmproftest.ShiftHog.hotA"]'),
+                  "the differential flame graph draws hotA")
+            shot(driver, a.screenshots, "jvmprof-serve-diff.png")
+
     finally:
         if driver:
             driver.quit()
@@ -213,6 +287,37 @@ def main():
         return 1
     print("browser: ok")
     return 0
+
+
+def api_json(base, token, path):
+    req = urllib.request.Request(base + path, headers={"X-Jvmprof-Token": token})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read().decode())
+
+
+def wait_for_profile(base, token, pred, seconds=60):
+    """The first profile the server lists for which pred holds, polling until it does."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        for p in api_json(base, token, "/api/profiles"):
+            if pred(p):
+                return p
+        time.sleep(0.2)
+    return None
+
+
+def select_profile_id(driver, profile_id, name, seconds=60):
+    """Clicks the profile with this id (once the page lists it) until it is the one shown."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        driver.execute_script(
+            "var li = document.querySelector('#profile-list li[data-id=\"' + arguments[0] + '\"]');"
+            "if (li) li.click();", str(profile_id))
+        if driver.execute_script(
+                "return document.getElementById('profile-name').textContent") == name:
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def texts(driver, selector):

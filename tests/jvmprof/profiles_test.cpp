@@ -300,3 +300,30 @@ TEST(ProfilesMonitors, DeadlockIsACycleOfTheWaitForGraph) {
 }
 
 }  // namespace
+
+// net=: the agent's DROPPED lines carry running totals; the last one read counts.
+TEST(ProfilesText, DroppedLinesGiveTheLatestTotals) {
+  std::string text = kText;
+  text += "DROPPED: 7 events (420 bytes) while the front end was not reading\n";
+  text += "DROPPED: 12 events (700 bytes) while the front end was not reading\n";
+  const auto p = Parse(text);
+  EXPECT_EQ(p.dropped_events, 12u);
+  EXPECT_EQ(p.dropped_bytes, 700u);
+  profiles::StreamReader bad("bad");
+  EXPECT_THROW(bad.feed("DROPPED: many events\n"), profiles::ProfileError);
+}
+
+// Two-column folded stacks: every stack either side has, the base scaled to the target's total.
+TEST(ProfilesDiff, CollapsedColumnsAreNormalisedToTheTargetTotal) {
+  using profiles::Stack;
+  const std::vector<Stack> base = {{{"main", "a"}, 30, 0}, {{"main", "b"}, 10, 0}};
+  const std::vector<Stack> target = {{{"main", "a"}, 20, 0}, {{"main", "c"}, 60, 0}};
+  EXPECT_EQ(profiles::to_diff_collapsed(base, target),
+            "main;a 60 20\n"
+            "main;b 20 0\n"
+            "main;c 0 60\n");
+  EXPECT_EQ(profiles::to_diff_collapsed(base, target, /*normalise=*/false),
+            "main;a 30 20\n"
+            "main;b 10 0\n"
+            "main;c 0 60\n");
+}

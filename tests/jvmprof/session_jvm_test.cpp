@@ -1,7 +1,9 @@
 // jvmprof serve's receiver and command protocol against a live JVM running HPROF with net= (JDK 17,
 // and JDK 25 when installed), in both stream formats: every command that HPROF answers is
 // answered, the others are accepted without disturbing the JVM, reset-cpu clears the CPU costs,
-// exit needs its confirmation and ends the JVM, and a JVM killed mid-run leaves its profile.
+// exit needs its confirmation and ends the JVM, and a JVM killed mid-run leaves its profile;
+// cpu=times arrives with exact call counts; a front end that stops reading does not block the JVM
+// and is told what was dropped.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,6 +13,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "agent_session.h"
@@ -35,6 +38,12 @@ class Listener {
     port_ = ntohs(a.sin_port);
   }
   ~Listener() { ::close(fd_); }
+  // A small receive buffer (inherited by the accepted socket), so that a peer that does not read
+  // fills the agent's queue sooner.
+  void small_receive_buffer() {
+    const int size = 4096;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  }
   int port() const { return port_; }
   int accept_one(JavaProcess& jvm) {
     while (jvm.running()) {
@@ -155,6 +164,137 @@ TEST_P(SessionJvmTest, KilledJvmKeepsItsProfile) {
   EXPECT_EQ(session.info()["state"], "ended");
   EXPECT_TRUE(session.profile()->sites.has_value());
   EXPECT_THROW(session.command("gc", {}), std::runtime_error) << "a command to a gone JVM";
+}
+
+// cpu=times over net=: the session's CPU TIME section has the exact call counts of a program whose
+// call tree is known (java/hprof-tests/hproftest/CallTree.java), per method and per caller.
+// format=b cannot carry cpu=times (HPROF refuses the combination, as JDK 8 did), so only text.
+TEST_P(SessionJvmTest, CpuTimesExactCallCountsOverNet) {
+  Listener listener;
+  JavaProcess jvm(
+      jdk(),
+      Command("cpu=times,depth=3,cutoff=0,net=127.0.0.1:" + std::to_string(listener.port()),
+              "hproftest.CallTree"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::Session session(1, "jvm", fd, true, 0, {});
+  session.start();
+  const RunResult run = jvm.wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ASSERT_NE(run.out.find("CALLTREE DONE 5"), std::string::npos) << run.describe();
+  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  const auto p = session.profile();
+  ASSERT_TRUE(p->cpu_time.has_value()) << session.info().dump();
+  std::map<std::string, uint64_t> by_method;
+  std::map<std::pair<std::string, std::string>, uint64_t> by_caller;  // (method, caller)
+  for (const profiles::Stack& st : profiles::stacks(*p, profiles::Measure::kCpuCalls)) {
+    ASSERT_FALSE(st.frames.empty());
+    const std::string& leaf = st.frames.back();
+    if (leaf.rfind("hproftest.CallTree.", 0) != 0) continue;
+    by_method[leaf] += st.weight;
+    if (st.frames.size() >= 2) by_caller[{leaf, st.frames[st.frames.size() - 2]}] += st.weight;
+  }
+  const std::map<std::string, uint64_t> expected = {
+      {"hproftest.CallTree.main", 1},    {"hproftest.CallTree.tree", 1},
+      {"hproftest.CallTree.a", 3},       {"hproftest.CallTree.b", 6},
+      {"hproftest.CallTree.c", 9},       {"hproftest.CallTree.e", 4},
+      {"hproftest.CallTree.thrower", 4}, {"hproftest.CallTree.deeper", 4}};
+  EXPECT_EQ(by_method, expected);
+  using Edge = std::pair<std::string, std::string>;
+  EXPECT_EQ((by_caller[Edge{"hproftest.CallTree.c", "hproftest.CallTree.b"}]), 6u);
+  EXPECT_EQ((by_caller[Edge{"hproftest.CallTree.c", "hproftest.CallTree.a"}]), 3u);
+  EXPECT_EQ((by_caller[Edge{"hproftest.CallTree.b", "hproftest.CallTree.a"}]), 6u);
+  EXPECT_EQ((by_caller[Edge{"hproftest.CallTree.deeper", "hproftest.CallTree.thrower"}]), 4u);
+}
+
+// A front end that reads nothing while the program runs: the program still makes all its 100000
+// monitor hand-offs (each a WAIT and a WAITED event) and ends normally; what the agent dropped is
+// counted on its stderr and, once the front end reads again, in the stream, with the same total.
+TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
+  Listener listener;
+  listener.small_receive_buffer();
+  JavaProcess jvm(jdk(),
+                  Command("monitor=y,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
+                          "hproftest.WaitStorm", {"100000"}),
+                  dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  // Nobody reads fd until the program has done all its work.
+  ASSERT_TRUE(jvm.wait_for_stdout("WAITSTORM DONE 100000"))
+      << "the JVM did not finish while the front end was not reading\n"
+      << jvm.wait().describe();
+  jvmprof::Session session(1, "jvm", fd, true, 0, {});
+  session.start();
+  const RunResult run = jvm.wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string key = "hprof: net=: ";
+  const size_t at = run.err.find(key);
+  ASSERT_NE(at, std::string::npos) << "no drop count on stderr\n" << run.describe();
+  const uint64_t dropped = std::stoull(run.err.substr(at + key.size()));
+  EXPECT_GT(dropped, 0u);
+  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  const nlohmann::json info = session.info();
+  EXPECT_EQ(info["droppedEvents"], dropped) << info.dump();
+  EXPECT_GT(info["droppedBytes"].get<uint64_t>(), 0u);
+  // The exit report arrived whole after the stall: nothing of it was dropped.
+  EXPECT_EQ(info["sectionCounts"].value("MONITOR DUMP", 0), 1) << info.dump();
+  EXPECT_EQ(info["state"], "ended");
+  EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
+}
+
+// A connection that has been idle for longer than HPROF's stall limit has not stalled: a report
+// asked for afterwards is sent whole and the connection stays up (the idle time once counted as a
+// stall and HPROF gave the front end up). The wait is the scenario, not a guess at timing.
+TEST_P(SessionJvmTest, IdleConnectionIsNotAStalledFrontEnd) {
+  Listener listener;
+  JavaProcess jvm(
+      jdk(),
+      Command("cpu=samples,net=127.0.0.1:" + std::to_string(listener.port()), "hproftest.Blocker"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::SessionLimits limits;
+  limits.command_timeout = 60s;
+  jvmprof::Session session(1, "jvm", fd, true, 0, limits);
+  session.start();
+  ASSERT_TRUE(jvm.wait_for_stdout("READY")) << jvm.wait().describe();
+  std::this_thread::sleep_for(12s);  // longer than Output::kStallLimit (10 s) with nothing to send
+  const uint64_t serial = session.command("cpu-samples", {})["serial"];
+  EXPECT_TRUE(Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; }))
+      << session.info().dump() << "\nJVM stderr: " << jvm.stderr_so_far();
+  EXPECT_EQ(session.info()["state"], "connected");
+  EXPECT_EQ(jvm.stderr_so_far().find("has read nothing"), std::string::npos) << jvm.stderr_so_far();
+  jvm.signal(SIGKILL);
+  jvm.wait();
+}
+
+// CPU SAMPLES rows name only traces the stream has already carried, even while the sampler keeps
+// interning new ones as the report is written (it used to take the rows after the traces).
+TEST_P(SessionJvmTest, CpuSamplesRowsNameWrittenTraces) {
+  Listener listener;
+  JavaProcess jvm(
+      jdk(),
+      Command("cpu=samples,interval=1,depth=12,net=127.0.0.1:" + std::to_string(listener.port()),
+              "hproftest.ManyStacks"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::SessionLimits limits;
+  limits.command_timeout = 60s;
+  jvmprof::Session session(1, "jvm", fd, true, 0, limits);
+  session.start();
+  for (int round = 0; round < 20 && jvm.running(); ++round) {
+    const uint64_t serial = session.command("cpu-samples", {})["serial"];
+    if (!Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; })) break;
+    const auto p = session.profile();
+    ASSERT_TRUE(p->cpu_samples.has_value());
+    for (const auto& row : p->cpu_samples->rows)
+      ASSERT_NE(p->trace(row.trace), nullptr) << "round " << round << ": CPU SAMPLES names TRACE "
+                                              << row.trace << " before the stream carried it";
+  }
+  jvm.signal(SIGKILL);
+  jvm.wait();
 }
 
 INSTANTIATE_FOR_JDKS(SessionJvmTest);
