@@ -64,6 +64,7 @@ class DumpBuffer {
   }
   // Streaming: hands on what is held (the end of the dump).
   void deliver_held();
+  bool streaming() const { return static_cast<bool>(deliver_); }
   bool stopped() const { return stopped_; }
 
   char* begin() const { return data_; }

@@ -123,6 +123,9 @@ class HeapWalk {
     flush();
     for (const DeferredObject& d : deferred_) write_deferred(d);
     deferred_.clear();
+    // A sticky root may name a class object the walk never reached (none seen on JDK 17 or 25):
+    // it gets a record below like any class object met but not visited, so the root resolves.
+    class_objects_.insert(sticky_written_.begin(), sticky_written_.end());
     // The walk reports nothing from the class objects of arrays and primitive types (nor of
     // classes the VM could not link); they get records of their own so every reference resolves.
     for (jlong tag : class_objects_) {
@@ -156,9 +159,11 @@ class HeapWalk {
         continue;
       }
       write_class(tag, record);
-      // A boot instance class the walk reached by a reference rather than as a root (JVMTI's
-      // system-class roots leave out classes whose mirrors the CDS archive holds).
-      if (only_tag_ == 0 && is_sticky_class(tag)) write_sticky_root(tag);
+      // A boot instance class learnt only after the walk (write_sticky_roots() did the others):
+      // loaded while the dump was prepared. A streamed dump leaves its root out rather than
+      // write a root after the objects (text dumps list every root first); the class and its
+      // objects are in the dump all the same.
+      if (only_tag_ == 0 && !out_.streaming() && is_sticky_class(tag)) write_sticky_root(tag);
     }
   }
 
@@ -449,17 +454,14 @@ class HeapWalk {
     }
   }
 
-  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag,
-                  jlong class_tag) {
+  void write_root(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info, jlong tag) {
     if (kind == JVMTI_HEAP_REFERENCE_SYSTEM_CLASS) {
       // JVMTI reports here everything the boot loader's (and hidden classes') class-loader data
       // holds: mirrors of instance, array and hidden classes, constant-pool caches, archived
       // arrays. HotSpot's own dumper roots only the boot loader's instance classes, and so do we
-      // (docs/jvmpi-conformance.md): the rest are reached as in its dumps, or not at all. They
-      // are written here, with the other roots, because text dumps list every root before the
-      // first object (JDK 8's order) and a streamed dump cannot go back; finish() adds the few
-      // the walk reaches only by a reference.
-      if (class_tag == class_class_tag_ && is_sticky_class(tag)) write_sticky_root(tag);
+      // (docs/jvmpi-conformance.md): write_sticky_roots() wrote those already, every one of them
+      // (JVMTI leaves out some whose mirrors the CDS archive holds, which the walk then reaches
+      // by a reference); the rest are reached as in HotSpot's dumps, or not at all.
       return;
     }
     out_.record_boundary();
@@ -516,6 +518,21 @@ class HeapWalk {
     }
   }
 
+  // Every boot-loader instance class is a sticky-class root, as in HotSpot's dumps. They are all
+  // written before the walk's first record: text dumps list every root before the first object
+  // (JDK 8's order) and a streamed dump cannot go back. finish() gives one the walk never reached
+  // a record of its own so the root resolves; a class learnt only after the walk gets its root
+  // there, late (docs/jvmpi-conformance.md).
+  void write_sticky_roots() {
+    sticky_roots_started_ = true;
+    if (level_ == 0 || only_tag_ != 0) return;  // level 0 lists objects only
+    std::vector<jlong> tags;
+    for (const auto& [tag, layout] : layouts_)
+      if (layout->boot_instance_class) tags.push_back(tag);
+    std::sort(tags.begin(), tags.end());
+    for (jlong tag : tags) write_sticky_root(tag);
+  }
+
   bool is_sticky_class(jlong tag) const {
     auto it = layouts_.find(tag);
     return it != layouts_.end() && it->second->boot_instance_class;
@@ -532,6 +549,7 @@ class HeapWalk {
                     jlong class_tag, jlong referrer_class_tag, jlong size, jlong* tag_ptr,
                     jlong* referrer_tag_ptr, jint length) {
     const jint visit = only_tag_ != 0 ? 0 : JVMTI_VISIT_OBJECTS;
+    if (!sticky_roots_started_) write_sticky_roots();
     if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;  // the runtime's heap reserve
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     const jlong tag = *tag_ptr;
@@ -548,7 +566,7 @@ class HeapWalk {
       object_array_lengths_.try_emplace(tag, length);  // an array of a class not known yet
     }
     if (referrer_tag_ptr == nullptr) {
-      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag, class_tag);
+      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
       return visit;
     }
     if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
@@ -683,6 +701,7 @@ class HeapWalk {
   std::vector<FrameRoot> frame_roots_;
   std::vector<DeferredObject> deferred_;
   std::unordered_set<jlong> sticky_written_;
+  bool sticky_roots_started_ = false;
   const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
   jlong object_class_tag_ = 0;
