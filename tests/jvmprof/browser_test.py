@@ -188,9 +188,13 @@ def main():
                   "the heap histogram counts the 5000 planted objects: %r" % (planted_row,))
             shot(driver, a.screenshots, "jvmprof-serve-heap.png")
             if planted_row is not None:
-                driver.find_element(By.LINK_TEXT, "jvmproftest.LiveHog$PlantedNode").click()
+                check(click_when_there(
+                    driver, lambda: driver.find_element(By.LINK_TEXT, "jvmproftest.LiveHog$PlantedNode")),
+                    "the planted class's row links to its instances")
                 check(wait_for(driver, "table.instances a.action"), "instances of a class listed")
-                driver.find_elements(By.CSS_SELECTOR, "table.instances a.action")[0].click()
+                check(click_when_there(
+                    driver, lambda: driver.find_elements(By.CSS_SELECTOR, "table.instances a.action")[0]),
+                    "an instance can be opened")
                 check(wait_for(driver, "pre.path"), "a path from a GC root is drawn")
                 path = driver.find_element(By.CSS_SELECTOR, "pre.path").text
                 check("java.util.ArrayList" in path and "PlantedNode" in path,
@@ -358,6 +362,19 @@ def select_last_profile(driver, seconds=60):
         if name and driver.execute_script(
                 "return document.getElementById('profile-name').textContent") == name:
             return True
+    return False
+
+
+def click_when_there(driver, find, seconds=60):
+    """Clicks what find() returns, trying again while the live view redraws it away (a find or a
+    click on a replaced element fails); False when it never could within `seconds`."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            find().click()
+            return True
+        except Exception:
+            time.sleep(0.2)
     return False
 
 
