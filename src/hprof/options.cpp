@@ -48,6 +48,20 @@ bool integer(const std::string& name, const std::string& value, long min, int& o
   return true;
 }
 
+// A number of bytes, with k or m for KiB or MiB (512k, 16m), from `min` to 1 GiB.
+bool byte_count(const std::string& value, long long min, long long& out) {
+  std::string digits = value;
+  long long scale = 1;
+  if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) scale = 1024;
+  if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) scale = 1024 * 1024;
+  if (scale != 1) digits.pop_back();
+  int n = 0;
+  std::string ignored;
+  if (!integer("", digits, 1, n, ignored)) return false;
+  out = static_cast<long long>(n) * scale;
+  return out >= min && out <= (1LL << 30);
+}
+
 bool parse_one(const std::string& name, const std::string& value, Options& o, bool& heap_given,
                bool& file_given, std::string& error) {
   if (name == "heap") {
@@ -119,39 +133,24 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     return true;
   }
   if (name == "sample") {
-    // <bytes>, or with k or m: 512k, 1m.
-    std::string digits = value;
-    long scale = 1;
-    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) scale = 1024;
-    if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) scale = 1024 * 1024;
-    if (scale != 1) digits.pop_back();
-    int n = 0;
-    std::string ignored;
-    if (!integer(name, digits, 1, n, ignored) || static_cast<long long>(n) * scale < 1024 ||
-        static_cast<long long>(n) * scale > (1LL << 30)) {
+    long long bytes = 0;
+    if (!byte_count(value, 1024, bytes)) {
       error =
           "option sample takes a number of bytes from 1024 to 1g (e.g. 512k), not '" + value + "'";
       return false;
     }
-    o.sample_bytes = static_cast<int>(n * scale);
+    o.sample_bytes = static_cast<int>(bytes);
     return true;
   }
   if (name == "netqueue") {
-    // net=: how many bytes may wait for a slow front end before events are dropped; k or m.
-    std::string digits = value;
-    long scale = 1;
-    if (!digits.empty() && (digits.back() == 'k' || digits.back() == 'K')) scale = 1024;
-    if (!digits.empty() && (digits.back() == 'm' || digits.back() == 'M')) scale = 1024 * 1024;
-    if (scale != 1) digits.pop_back();
-    int n = 0;
-    std::string ignored;
-    if (!integer(name, digits, 1, n, ignored) || static_cast<long long>(n) * scale < 4096 ||
-        static_cast<long long>(n) * scale > (1LL << 30)) {
+    // net=: how many bytes may wait for a slow front end before events are dropped.
+    long long bytes = 0;
+    if (!byte_count(value, 4096, bytes)) {
       error =
           "option netqueue takes a number of bytes from 4k to 1g (e.g. 16m), not '" + value + "'";
       return false;
     }
-    o.net_queue_bytes = static_cast<size_t>(n * scale);
+    o.net_queue_bytes = static_cast<size_t>(bytes);
     return true;
   }
   if (name == "depth") return integer(name, value, 0, o.depth, error);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "profiles.h"
+#include "script_safe.h"
 #include "web_assets.h"
 
 namespace profiles {
@@ -32,24 +33,6 @@ uint64_t total_of(const std::vector<Stack>& stacks) {
   uint64_t t = 0;
   for (const Stack& s : stacks) t += s.weight;
   return t;
-}
-
-// JSON inside <script>: '<', '>' and '&' only occur inside strings, where \u escapes mean the
-// same, so a frame named "</script>" cannot end the block.
-std::string script_safe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<')
-      out += "\\u003c";
-    else if (c == '>')
-      out += "\\u003e";
-    else if (c == '&')
-      out += "\\u0026";
-    else
-      out.push_back(c);
-  }
-  return out;
 }
 
 }  // namespace

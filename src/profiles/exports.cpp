@@ -5,6 +5,7 @@
 
 #include "profile.pb.h"
 #include "profiles.h"
+#include "script_safe.h"
 #include "web_assets.h"
 
 namespace profiles {
@@ -148,26 +149,6 @@ std::string to_speedscope(const JavaProfile& p, const std::vector<Measure>& meas
               {"exporter", "jvmprof"}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
-
-namespace {
-// JSON inside <script>: '<', '>' and '&' only occur inside JSON strings, where \u escapes mean the
-// same, so a name holding "</script>" cannot end the block.
-std::string script_safe(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (char c : json) {
-    if (c == '<')
-      out += "\\u003c";
-    else if (c == '>')
-      out += "\\u003e";
-    else if (c == '&')
-      out += "\\u0026";
-    else
-      out.push_back(c);
-  }
-  return out;
-}
-}  // namespace
 
 std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
                     const std::string& title) {
