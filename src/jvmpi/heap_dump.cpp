@@ -522,7 +522,7 @@ class HeapWalk {
   // written before the walk's first record: text dumps list every root before the first object
   // (JDK 8's order) and a streamed dump cannot go back. finish() gives one the walk never reached
   // a record of its own so the root resolves; a class learnt only after the walk gets its root
-  // there, late (docs/jvmpi-conformance.md).
+  // there, late, in a one-buffer dump and none in a streamed one (docs/jvmpi-conformance.md).
   void write_sticky_roots() {
     sticky_roots_started_ = true;
     if (level_ == 0 || only_tag_ != 0) return;  // level 0 lists objects only
