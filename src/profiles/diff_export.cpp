@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "html_page.h"
 #include "profiles.h"
-#include "script_safe.h"
 #include "web_assets.h"
 
 namespace profiles {
@@ -58,16 +58,8 @@ std::string to_diff_html(const JavaProfile& base, const JavaProfile& target, Mea
                          const std::string& base_name, const std::string& target_name) {
   const std::string title = "jvmprof: " + target_name + " against " + base_name;
   std::string html;
-  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  html +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n";
-  html += "<title>" + html_escape(title) + "</title>\n<style>\n";
-  html += flamegraph_css();
-  html +=
-      "\nbody{margin:12px;font:13px system-ui,sans-serif}.diff-up{color:#c62828}"
-      ".diff-down{color:#1565c0}\n</style></head><body>\n<h2>" +
-      html_escape(title) + "</h2>\n<div id=\"graph\"></div>\n";
+  html += html_page_head(title, ".diff-up{color:#c62828}.diff-down{color:#1565c0}");
+  html += "\n<div id=\"graph\"></div>\n";
   html += "<script type=\"application/json\" id=\"jvmprof-base\">" +
           script_safe(flame_json(base, m)) + "</script>\n";
   html += "<script type=\"application/json\" id=\"jvmprof-target\">" +

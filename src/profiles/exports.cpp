@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "html_page.h"
 #include "profile.pb.h"
 #include "profiles.h"
-#include "script_safe.h"
 #include "web_assets.h"
 
 namespace profiles {
@@ -159,17 +159,9 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
   }
   data += "]";
   std::string html;
-  html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  html += html_page_head(title, ".tabs button.on{font-weight:bold}");
   html +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n";
-  html += "<title>" + html_escape(title) + "</title>\n<style>\n";
-  html += flamegraph_css();
-  html +=
-      "\nbody{margin:12px;font:13px system-ui,sans-serif}.tabs button.on{font-weight:bold}"
-      "\n</style></head><body>\n<h2>" +
-      html_escape(title) +
-      "</h2>\n<div class=\"tabs\" id=\"tabs\"></div>\n"
+      "\n<div class=\"tabs\" id=\"tabs\"></div>\n"
       "<div id=\"graph\"></div>\n<script type=\"application/json\" "
       "id=\"jvmprof-data\">" +
       script_safe(data) + "</script>\n<script>\n";
@@ -194,6 +186,19 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
 </script></body></html>
 )JS";
   return html;
+}
+
+std::string html_page_head(const std::string& title, std::string_view extra_css) {
+  std::string head = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  head +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n";
+  head += "<title>" + html_escape(title) + "</title>\n<style>\n";
+  head += flamegraph_css();
+  head += "\nbody{margin:12px;font:13px system-ui,sans-serif}";
+  head += extra_css;
+  head += "\n</style></head><body>\n<h2>" + html_escape(title) + "</h2>";
+  return head;
 }
 
 std::string_view flamegraph_js() {

@@ -1,7 +1,8 @@
-// JSON embedded in an HTML <script> block by the HTML exports.
+// Pieces shared by the self-contained HTML exports (flame graph, differential flame graph).
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace profiles {
 
@@ -22,5 +23,9 @@ inline std::string script_safe(const std::string& json) {
   }
   return out;
 }
+
+// The page up to and including its <h2> heading: doctype, a CSP that allows only the page's own
+// inline script and style, the escaped title, the flame graph's CSS and `extra_css`.
+std::string html_page_head(const std::string& title, std::string_view extra_css);
 
 }  // namespace profiles
