@@ -75,8 +75,7 @@ static void referrer(struct Walk* w, jlong tag, jlong class_tag) {
 
 static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
                                  jlong class_tag, jlong referrer_class_tag, jlong size,
-                                 jlong* tag_ptr, jlong* referrer_tag_ptr, jint length,
-                                 void* arg) {
+                                 jlong* tag_ptr, jlong* referrer_tag_ptr, jint length, void* arg) {
   (void)kind, (void)info, (void)class_tag, (void)size, (void)length;
   struct Walk* w = arg;
   const jlong tag = tag_of(w, tag_ptr);
@@ -107,8 +106,8 @@ static jint JNICALL on_primitive_array(jlong class_tag, jlong size, jlong* tag_p
   const jlong tag = tag_of(w, tag_ptr);
   if (w->tagging) return 0;
   referrer(w, tag, class_tag);
-  size_t element = type == JVMTI_PRIMITIVE_TYPE_LONG || type == JVMTI_PRIMITIVE_TYPE_DOUBLE ? 8
-                   : type == JVMTI_PRIMITIVE_TYPE_INT || type == JVMTI_PRIMITIVE_TYPE_FLOAT ? 4
+  size_t element = type == JVMTI_PRIMITIVE_TYPE_LONG || type == JVMTI_PRIMITIVE_TYPE_DOUBLE  ? 8
+                   : type == JVMTI_PRIMITIVE_TYPE_INT || type == JVMTI_PRIMITIVE_TYPE_FLOAT  ? 4
                    : type == JVMTI_PRIMITIVE_TYPE_CHAR || type == JVMTI_PRIMITIVE_TYPE_SHORT ? 2
                                                                                              : 1;
   emit(w, elements, element * (size_t)count);
@@ -158,7 +157,8 @@ static void dump(void) {
   (*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &clear, NULL);
   close(w.out);
   free(w.buffer);
-  fprintf(stderr, "JVMTI_FLOOR tag_ms=%.0f walk_ms=%.0f cpu_ms=%.0f objects=%ld refs=%ld bytes=%lld\n",
+  fprintf(stderr,
+          "JVMTI_FLOOR tag_ms=%.0f walk_ms=%.0f cpu_ms=%.0f objects=%ld refs=%ld bytes=%lld\n",
           tag_ms, walk_ms, cpu_ms, w.objects, w.refs, w.bytes);
 }
 
@@ -180,9 +180,8 @@ static void JNICALL on_init(jvmtiEnv* env, JNIEnv* jni, jthread thread) {
   jmethodID init = (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V");
   jstring name = (*jni)->NewStringUTF(jni, "dump floor trigger");
   jthread poller = (*jni)->NewObject(jni, thread_class, init, name);
-  if (poller == NULL ||
-      (*env)->RunAgentThread(env, poller, poll_trigger, NULL, JVMTI_THREAD_NORM_PRIORITY) !=
-          JVMTI_ERROR_NONE) {
+  if (poller == NULL || (*env)->RunAgentThread(env, poller, poll_trigger, NULL,
+                                               JVMTI_THREAD_NORM_PRIORITY) != JVMTI_ERROR_NONE) {
     fprintf(stderr, "dump_floor: no trigger thread\n");
   }
 }
