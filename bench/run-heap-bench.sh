@@ -10,7 +10,12 @@
 #     jcmd, the JVM's own reported time, and the peak RSS increase of the target while it runs,
 #     twice: the A/A row) against a level-2 dump through the runtime's StreamHeapDump written to a
 #     file, the one-buffer JVMPI HEAP_DUMP (to memory, then written), and HPROF
-#     heap=dump,format=b on SIGQUIT (streamed; beside jcmd on the same JVM).
+#     heap=dump,format=b on SIGQUIT (streamed; beside jcmd on the same JVM). In HPROF's JVM, before
+#     its dump, the floor: bench/heap/agents/dump_floor_agent.c, a plain JVMTI agent doing the least
+#     a JVMTI-based level-2 dump with object IDs must on an already-tagged heap (the walk with its
+#     reference/primitive callbacks, reading tags, the dump's byte volume to /dev/null), triggered
+#     by a file its agent thread polls for; the HPROF/floor ratio is printed under the table.
+#     Progress goes to stderr.
 #
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
@@ -37,6 +42,7 @@ classes="$bench/classes"
 tmp="${BENCH_TMP:-$bench/run}"
 
 for f in "$lib" "$bench/libjvmpibench_count.so" "$bench/libjvmpibench_dump.so" \
+         "$bench/libjvmpibench_dump_floor.so" \
          "$classes/jvmpibench/AllocBench.class" "$java"; do
   [[ -e "$f" ]] || { echo "missing $f (build first: cmake --build $build)" >&2; exit 1; }
 done
@@ -123,7 +129,9 @@ if [[ "$what" == b || "$what" == all ]]; then
       sleep 0.1
     done
   }
+  progress() { echo "[heap-bench b $(date -u +%H:%M:%S)] $*" >&2; }
   rows=()
+  floors=()
   for size in ${SIZES:-1 4}; do
     case "$size" in
       1) xmx=3g; chains=12500; arrays=10000 ;;
@@ -136,6 +144,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     out="$tmp/heapbench.out"
     rm -f "$fifo" "$out" "$tmp/jvmpi.dump"
     mkfifo "$fifo"
+    progress "${size} GiB: building the heap (JVMPI bench dump agent)"
     "$java" -Xmx$xmx -Xms$xmx -agentpath:"$lib=$bench/libjvmpibench_dump.so" \
         -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
         $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
@@ -146,19 +155,23 @@ if [[ "$what" == b || "$what" == all ]]; then
     live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
     objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
     heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
+    progress "${size} GiB: $heap built; jcmd GC.heap_dump"
     read -r j_wall j_self j_rss j_size <<<"$(jcmd_dump "$jpid")"
+    progress "${size} GiB: jcmd ${j_wall} s; JVMPI StreamHeapDump to a file"
     echo "stream $tmp/jvmpi.dump" >&3
     wait_line "$out" '^JVMPI_STREAM' 1 "$jpid"
     line=$(grep '^JVMPI_STREAM' "$out")
     get() { sed "s/.* $1=\([0-9-]*\).*/\1/" <<<"$line"; }
     s_total=$(get total_ms); s_size=$(get bytes); s_rss=$(( $(get hwm_kb) - $(get rss_before_kb) ))
     rm -f "$tmp/jvmpi.dump"
+    progress "${size} GiB: streamed ${s_total} ms; JVMPI one-buffer HEAP_DUMP"
     echo "jvmpi $tmp/jvmpi.dump" >&3
     wait_line "$out" '^JVMPI_DUMP' 1 "$jpid"
     line=$(grep '^JVMPI_DUMP' "$out")
     p_buf=$(get buffer_ms); p_total=$(get total_ms); p_size=$(get bytes)
     p_rss=$(( $(get hwm_kb) - $(get rss_before_kb) ))
     rm -f "$tmp/jvmpi.dump"
+    progress "${size} GiB: one buffer ${p_total} ms; jcmd again (A/A)"
     read -r a_wall a_self a_rss _ <<<"$(jcmd_dump "$jpid")"
     echo quit >&3
     exec 3>&-
@@ -166,15 +179,23 @@ if [[ "$what" == b || "$what" == all ]]; then
     rm -f "$fifo"
 
     # Run 2: HPROF heap=dump,format=b (the streamed dump) on SIGQUIT, then jcmd on the same heap.
-    rm -f "$out" "$tmp/hprof.hprof"
+    rm -f "$out" "$tmp/hprof.hprof" "$tmp/floor.trigger"
     mkfifo "$fifo"
+    progress "${size} GiB: building the heap again (HPROF heap=dump,format=b and the floor agent)"
     LD_LIBRARY_PATH="$build/lib" "$java" -Xmx$xmx -Xms$xmx \
         -Xrunhprof:heap=dump,format=b,file="$tmp/hprof.hprof" \
+        -agentpath:"$bench/libjvmpibench_dump_floor.so=trigger=$tmp/floor.trigger" \
         -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
         $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
     jpid=$!
     exec 3>"$fifo"
     wait_line "$out" '^READY' 1 "$jpid"
+    progress "${size} GiB: the floor (tagging walk, then the timed walk of the tagged heap)"
+    touch "$tmp/floor.trigger"
+    wait_line "$tmp/heapbench.err" '^JVMTI_FLOOR' 1 "$jpid"
+    line=$(grep '^JVMTI_FLOOR' "$tmp/heapbench.err")
+    f_walk=$(get walk_ms); f_cpu=$(get cpu_ms); f_bytes=$(get bytes); f_tag=$(get tag_ms)
+    progress "${size} GiB: floor ${f_walk} ms (tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
     echo 5 >"/proc/$jpid/clear_refs"
     rss=$(kb "$jpid" VmRSS)
     start=$(now)
@@ -184,6 +205,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
     h_size=$(stat -c %s "$tmp/hprof.hprof")
     rm -f "$tmp/hprof.hprof"
+    progress "${size} GiB: HPROF ${h_wall} s; jcmd on HPROF's JVM"
     read -r k_wall k_self k_rss _ <<<"$(jcmd_dump "$jpid")"
     echo quit >&3
     exec 3>&-
@@ -201,11 +223,16 @@ if [[ "$what" == b || "$what" == all ]]; then
     rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
     rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
     rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$j_size")")
+    rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
+    floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx", s, h * 1000 / f}')")
+    progress "${size} GiB: done"
   done
   echo "## b. Heap dumps (time: wall seconds; ratio against jcmd on the same JVM; extra RSS: peak RSS increase of the JVM while it dumps)"
   echo
   echo "| heap | dump | s | vs jcmd | extra RSS MiB | target MiB | file MiB |"
   echo "|---|---|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
+  echo
+  printf '%s\n' "${floors[@]}"
   echo
 fi

@@ -242,6 +242,8 @@ class BinaryReport::HeapDump {
     for (jint i = 0; i < count; ++i) {
       super_of_[classes[i].class_id] = classes[i].super_id;
       fields_of_.erase(classes[i].class_id);
+      copies_.erase(classes[i].class_id);
+      last_copy_ = nullptr;
       if (info_of_.count(classes[i].class_id) == 0) unknown = true;
     }
     if (!unknown) return;
@@ -358,15 +360,50 @@ class BinaryReport::HeapDump {
   }
 
   void instance(const DumpInstance& i) {
-    values_.clear();
-    size_t offset = 0;
-    for (const FieldInfo* f : instance_fields(i.class_id)) {
-      const size_t n = jvmpi_value_size(f->signature);
-      if (offset + n > i.length) break;
-      hprof::append_value(values_, value_at(i.values + offset, f->signature), 8);
-      offset += n;
+    const InstanceCopy& copy = instance_copy(i.class_id);
+    if (i.length >= copy.bytes) {
+      // Every field is there: JVMPI's values are HPROF's (big-endian primitives of the same
+      // sizes, 8-byte IDs) but for the IDs' byte order, so they are copied and the IDs swapped.
+      values_.assign(i.values, i.values + copy.bytes);
+      for (uint32_t offset : copy.ids) {
+        uint64_t id;
+        std::memcpy(&id, values_.data() + offset, sizeof id);
+        id = __builtin_bswap64(id);
+        std::memcpy(values_.data() + offset, &id, sizeof id);
+      }
+    } else {
+      values_.clear();
+      size_t offset = 0;
+      for (const FieldInfo* f : instance_fields(i.class_id)) {
+        const size_t n = jvmpi_value_size(f->signature);
+        if (offset + n > i.length) break;
+        hprof::append_value(values_, value_at(i.values + offset, f->signature), 8);
+        offset += n;
+      }
     }
     heap_->instance_dump(id_of(i.id), trace_of(i.id), id_of(i.class_id), values_);
+  }
+
+  // How an instance's JVMPI values become HPROF's: their size and where the IDs are. Worked out
+  // once per class; consecutive instances are mostly of one class, so the last is kept at hand.
+  struct InstanceCopy {
+    uint32_t bytes = 0;
+    std::vector<uint32_t> ids;
+  };
+  static_assert(sizeof(void*) == 8, "JVMPI IDs and HPROF's 8-byte IDs have one size");
+  const InstanceCopy& instance_copy(jobjectID klass) {
+    if (klass == last_copy_class_ && last_copy_ != nullptr) return *last_copy_;
+    auto [it, inserted] = copies_.try_emplace(klass);
+    if (inserted) {
+      for (const FieldInfo* f : instance_fields(klass)) {
+        if (basic_type(f->signature) == hprof::BasicType::kObject)
+          it->second.ids.push_back(it->second.bytes);
+        it->second.bytes += static_cast<uint32_t>(jvmpi_value_size(f->signature));
+      }
+    }
+    last_copy_class_ = klass;
+    last_copy_ = &it->second;
+    return it->second;
   }
 
   void object_array(const DumpObjectArray& a) {
@@ -405,6 +442,9 @@ class BinaryReport::HeapDump {
   std::unordered_map<jobjectID, ClassInfo> info_of_;
   std::unordered_map<jobjectID, std::vector<const FieldInfo*>> fields_of_;
   std::unordered_map<jobjectID, hprof::Id> array_class_of_;  // by element class
+  std::unordered_map<jobjectID, InstanceCopy> copies_;
+  jobjectID last_copy_class_ = nullptr;
+  const InstanceCopy* last_copy_ = nullptr;
   std::vector<uint8_t> values_;
   std::vector<hprof::Id> elements_;
 };

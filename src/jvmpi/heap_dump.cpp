@@ -187,6 +187,14 @@ class HeapWalk {
   const class_layouts::Layouts& layouts() const { return layouts_; }
 
   void set_object_class_tag(jlong tag) { object_class_tag_ = tag; }
+  // A streamed dump's walk again after classes were learnt: from now on the walk writes only the
+  // objects tagged from `first_new_tag` on (taken when the previous walk ended: tags only grow),
+  // i.e. what learning the classes created; the objects written before are passed through
+  // unwritten, and no roots are written (they would come after the objects).
+  void only_new_objects(jlong first_new_tag) {
+    flush();
+    first_new_tag_ = first_new_tag;
+  }
   // Class objects the walk met that are not among the layouts: the mirrors of primitive types,
   // and classes loaded after the layouts were taken.
   std::vector<jlong> unlisted_class_objects() const {
@@ -553,21 +561,20 @@ class HeapWalk {
     if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;  // the runtime's heap reserve
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     const jlong tag = *tag_ptr;
-    if (class_tag == class_class_tag_) class_objects_.insert(tag);
-    if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
-      if (layout->shape == Shape::kObjectArray) {
-        object_array_lengths_.try_emplace(tag, length);
-      } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_ &&
-                 !last_size_known_) {
-        instance_sizes_.try_emplace(class_tag, size);
-        last_size_known_ = true;
+    if (first_new_tag_ != 0) {
+      if (referrer_tag_ptr == nullptr || is_old(*referrer_tag_ptr)) {
+        // A root, or a reference from an object the first walk wrote: nothing to write, but the
+        // walk goes on through it to what is new.
+        if (!is_old(tag)) note_referee(tag, class_tag, size, length);
+        return visit;
       }
-    } else if (length >= 0 && class_tag != 0) {
-      object_array_lengths_.try_emplace(tag, length);  // an array of a class not known yet
-    }
-    if (referrer_tag_ptr == nullptr) {
-      if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
-      return visit;
+      if (!is_old(tag)) note_referee(tag, class_tag, size, length);
+    } else {
+      note_referee(tag, class_tag, size, length);
+      if (referrer_tag_ptr == nullptr) {
+        if (level_ > 0 && only_tag_ == 0) write_root(kind, info, tag);
+        return visit;
+      }
     }
     if (*referrer_tag_ptr == 0) *referrer_tag_ptr = object_ids::new_tag();
     if (*referrer_tag_ptr != cur_tag_) begin_referrer(*referrer_tag_ptr, referrer_class_tag);
@@ -625,6 +632,26 @@ class HeapWalk {
     return visit;
   }
 
+  // What the record of a referee needs from its reference: whether it is a class object, its
+  // length if an array, its class's instance size.
+  void note_referee(jlong tag, jlong class_tag, jlong size, jint length) {
+    if (class_tag == class_class_tag_) class_objects_.insert(tag);
+    if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
+      if (layout->shape == Shape::kObjectArray) {
+        object_array_lengths_.try_emplace(tag, length);
+      } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_ &&
+                 !last_size_known_) {
+        instance_sizes_.try_emplace(class_tag, size);
+        last_size_known_ = true;
+      }
+    } else if (length >= 0 && class_tag != 0) {
+      object_array_lengths_.try_emplace(tag, length);  // an array of a class not known yet
+    }
+  }
+
+  // In only_new_objects(): an object the first walk met (untagged objects get new tags).
+  bool is_old(jlong tag) const { return tag != 0 && tag < first_new_tag_; }
+
   static void put_field_id(const InstancePlan& plan, char* values, jint index, jlong tag) {
     if (index < 0 || static_cast<size_t>(index) >= plan.offset_of_index.size()) return;
     const int32_t offset = plan.offset_of_index[static_cast<size_t>(index)];
@@ -642,6 +669,7 @@ class HeapWalk {
 
   jint on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo* info,
                           jlong class_tag, jlong* tag_ptr, jvalue value, jvmtiPrimitiveType) {
+    if (first_new_tag_ != 0 && is_old(*tag_ptr)) return 0;
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
     const jint index = info->field.index;
@@ -659,6 +687,7 @@ class HeapWalk {
   jint on_primitive_array(jlong class_tag, jlong* tag_ptr, jint count, jvmtiPrimitiveType type,
                           const void* elements) {
     if (*tag_ptr != 0 && *tag_ptr == hidden_tag_) return 0;
+    if (first_new_tag_ != 0 && is_old(*tag_ptr)) return 0;
     if (*tag_ptr == 0) *tag_ptr = object_ids::new_tag();
     if (*tag_ptr != cur_tag_) begin_referrer(*tag_ptr, class_tag);
     if (cur_kind_ == Kind::kDeferred) {
@@ -705,6 +734,7 @@ class HeapWalk {
   const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
   jlong object_class_tag_ = 0;
+  jlong first_new_tag_ = 0;    // only_new_objects(); 0: every object
   jlong last_class_tag_ = -1;  // layout_of's cache
   const ClassLayout* last_layout_ = nullptr;
   bool last_size_known_ = false;  // instance_sizes_ has last_class_tag_
@@ -866,17 +896,31 @@ bool learn_unknown_classes(JNIEnv* jni, HeapWalk& walk, const JVMPIExt_HeapDumpS
 }
 
 // `learnt`, when given, is set to whether classes were learnt after the walk (their objects are
-// in the dump, but not what learning them created: reflection data).
+// in the dump; what learning them created is only in a streamed one, walked again for it).
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object,
                const JVMPIExt_HeapDumpSink* sink, PhaseTimes& times, bool* learnt = nullptr) {
   walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
-  const bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
-                           "FollowReferences");
+  bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
+                     "FollowReferences");
   times.mark("walk");
+  // Tags only grow: every object tagged from here on was made (or first reached) after the walk.
+  jlong first_new_tag = object_ids::new_tag();
   if (initial_object == nullptr) {
-    const bool any = learn_unknown_classes(jni, walk, sink);
+    bool any = learn_unknown_classes(jni, walk, sink);
     if (learnt != nullptr) *learnt = any;
+    // Learning a class creates objects (linking it, its CLASS_LOAD's handler) the walk could not
+    // see. A one-buffer dump is taken again by the caller; a streamed one cannot go back, so the
+    // heap is walked again for the objects made since the first walk, and only they are written
+    // (their classes may be new again: a few rounds at most).
+    for (int round = 0; any && walk.out().streaming() && ok && round < 3; ++round) {
+      walk.only_new_objects(first_new_tag);
+      ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, nullptr, &callbacks, &walk),
+                    "FollowReferences");
+      first_new_tag = object_ids::new_tag();
+      times.mark("walk-new");
+      any = learn_unknown_classes(jni, walk, sink);
+    }
   }
   times.mark("learn");
   walk.finish();

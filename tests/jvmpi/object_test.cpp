@@ -141,6 +141,20 @@ TEST_P(JvmpiObjects, StreamedHeapDumpIsTheOneBufferDump) {
   }
 }
 
+// A class loaded too late for a streamed dump to learn it before its walk is learnt after it;
+// the objects that learning makes (here: what the agent's CLASS_LOAD of that class allocates)
+// are in the streamed dump all the same, as they are in the one-buffer dump, which walks again.
+TEST_P(JvmpiObjects, StreamedHeapDumpHoldsWhatLearningLateClassesMade) {
+  auto late = Select(log_, "STREAMLATE");
+  ASSERT_EQ(late.size(), 1u) << "the agent found no StreamHeapDump in the extension table";
+  EXPECT_EQ(late[0].num("rc"), 0) << late[0].raw;
+  EXPECT_EQ(late[0].num("defined"), 2) << "the agent could not define its late classes";
+  ASSERT_EQ(late[0].num("seed_made"), 1) << "the late class was not learnt after the walk";
+  EXPECT_EQ(late[0].num("seed_in_dump"), 1) << "the streamed dump lacks the object made while "
+                                               "the late class was learnt: "
+                                            << late[0].raw;
+}
+
 TEST_P(JvmpiObjects, MonitorDumpShowsOwnerAndWaiter) {
   auto request = Select(log_, "REQUEST", {{"what", "monitor_dump"}});
   ASSERT_EQ(request.size(), 1u);

@@ -183,10 +183,56 @@ static unsigned char *captured, *streamed;
 static size_t captured_len, streamed_len, streamed_cap;
 static long chunks, chunks_whole, class_calls, finished_calls;
 
+/* A class loaded while a streamed dump is prepared, too late for the runtime to learn it before the
+ * walk: the stream's first class call defines LATE_FIRST (learnt just before the walk, which calls
+ * again), that second call defines LATE_SECOND, which the walk meets unlearnt. This agent's
+ * CLASS_LOAD of it then makes an object (an int[] of SEED_* values under a global reference), as
+ * learning a class makes objects the walk could not see; the streamed dump must hold it. */
+#define LATE_FIRST "JvmpiTestLateFirst"
+#define LATE_SECOND "JvmpiTestLateSecond"
+#define SEED_0 0x5EED0001
+static JNIEnv* late_env;
+static int late_stage; /* 1: define LATE_FIRST next, 2: LATE_SECOND next, 3: done */
+static jobject late_seed;
+static int late_defined;
+
+static void define_empty_class(JNIEnv* env, const char* name) {
+  /* public class <name> extends java.lang.Object {} (class file version 52) */
+  unsigned char b[256];
+  size_t n = 0, len = strlen(name);
+  const unsigned char head[] = {0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52, 0, 5, 1};
+  memcpy(b, head, sizeof head);
+  n = sizeof head;
+  b[n++] = (unsigned char)(len >> 8);
+  b[n++] = (unsigned char)len;
+  memcpy(b + n, name, len);
+  n += len;
+  const unsigned char rest[] = {7,    0,   1,   1,   0,   16,  'j', 'a', 'v', 'a', '/', 'l', 'a',
+                                'n',  'g', '/', 'O', 'b', 'j', 'e', 'c', 't', 7,   0,   3,   0,
+                                0x21, 0,   2,   0,   4,   0,   0,   0,   0,   0,   0,   0,   0};
+  memcpy(b + n, rest, sizeof rest);
+  n += sizeof rest;
+  jclass k = (*env)->DefineClass(env, name, NULL, (const jbyte*)b, (jsize)n);
+  if (k == NULL) {
+    (*env)->ExceptionClear(env);
+    tl_log("LATE_DEFINE_FAILED	name=%s", name);
+    return;
+  }
+  late_defined++;
+  (*env)->DeleteLocalRef(env, k);
+}
+
 static void JNICALL stream_classes(void* arg, const JVMPIExt_DumpClass* c, jint n) {
   (void)arg;
   (void)c;
-  if (n > 0) class_calls++;
+  if (n > 0 && late_stage == 0) class_calls++;
+  if (late_stage == 1) {
+    late_stage = 2;
+    define_empty_class(late_env, LATE_FIRST);
+  } else if (late_stage == 2) {
+    late_stage = 3;
+    define_empty_class(late_env, LATE_SECOND);
+  }
 }
 
 static jboolean JNICALL stream_chunk(void* arg, const char* begin, const char* end) {
@@ -231,6 +277,30 @@ static void compare_stream(jint level) {
       "chunks=%ld\tchunks_bounded=%ld\tclass_calls=%ld\tfinished=%ld\tfirst_diff=%ld",
       (int)level, (int)rc_buffer, (int)rc_stream, (long)captured_len, (long)streamed_len, chunks,
       chunks_whole, class_calls, finished_calls, first_diff);
+}
+
+/* A streamed level-2 dump while classes are loaded late: is the seed array in it? */
+static void stream_with_late_class(JNIEnv* env) {
+  streamed_len = 0;
+  late_env = env;
+  late_stage = 1;
+  JVMPIExt_HeapDumpSink sink = {NULL, stream_classes, stream_chunk, stream_finished};
+  const jint rc = ext->StreamHeapDump(JVMPI_DUMP_LEVEL_2, 64 << 10, &sink);
+  /* PRIM_ARRAY_DUMP: ... u4 count = 3, u1 JVMPI_INT, then the values big-endian. */
+  unsigned char want[5 + 12] = {0, 0, 0, 3, JVMPI_INT};
+  for (int i = 0; i < 3; i++) {
+    const uint32_t v = SEED_0 + (uint32_t)i;
+    for (int k = 0; k < 4; k++) want[5 + 4 * i + k] = (unsigned char)(v >> (24 - 8 * k));
+  }
+  int found = 0;
+  for (size_t i = 0; i + sizeof want <= streamed_len && !found; i++) {
+    found = memcmp(streamed + i, want, sizeof want) == 0;
+  }
+  tl_log("STREAMLATE	rc=%d	defined=%d	seed_made=%d	seed_in_dump=%d", (int)rc,
+         late_defined, late_seed != NULL, found);
+  /* The seed's global reference is kept: deleted, its slot could come back as the program's own
+   * global reference, which the JNI reference test tells apart by value. */
+  late_stage = 0;
 }
 
 static void heap_dump(JVMPI_Event* ev) {
@@ -338,6 +408,16 @@ static void notify_event(JVMPI_Event* ev) {
       break;
     }
     case JVMPI_EVENT_CLASS_LOAD:
+      if (strcmp(ev->u.class_load.class_name, LATE_SECOND) == 0 && late_seed == NULL) {
+        JNIEnv* env = ev->env_id;
+        jintArray seed = (*env)->NewIntArray(env, 3);
+        if (seed != NULL) {
+          const jint values[3] = {SEED_0, SEED_0 + 1, SEED_0 + 2};
+          (*env)->SetIntArrayRegion(env, seed, 0, 3, values);
+          late_seed = (*env)->NewGlobalRef(env, seed);
+          (*env)->DeleteLocalRef(env, seed);
+        }
+      }
       if (strcmp(ev->u.class_load.class_name, TRACKED_CLASS) == 0) {
         for (int i = 0; i < ev->u.class_load.num_instance_fields && i < MAX_FIELDS; i++) {
           snprintf(tracked_fields[i].name, sizeof tracked_fields[i].name, "%s",
@@ -399,7 +479,6 @@ static void notify_event(JVMPI_Event* ev) {
 
 JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint code, jlong arg,
                                                   jobject obj) {
-  (void)env;
   (void)cls;
   jint rc = -1;
   jvmpi->DisableGC();
@@ -415,6 +494,7 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
       for (jint level = JVMPI_DUMP_LEVEL_0; level <= JVMPI_DUMP_LEVEL_2; level++) {
         compare_stream(level);
       }
+      stream_with_late_class(env);
     }
   } else if (code == 3) {
     monitor_of_interest = id;
