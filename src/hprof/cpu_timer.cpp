@@ -1,6 +1,7 @@
 #include "cpu_timer.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "jvmpi_client.h"
 
@@ -46,6 +47,10 @@ size_t CpuTimer::MethodsHash::operator()(const std::vector<jmethodID>& v) const 
 }
 
 CpuTimer::Totals CpuTimer::Node::since_clear() const {
+  // An exit touches the first line of its node, an entry the first two of its caller's.
+  static_assert(offsetof(Node, callee_hot) + sizeof(callee_hot) <= 64);
+  static_assert(offsetof(Node, callee_method_warm) == 64);
+  static_assert(offsetof(Node, callee_warm) + sizeof(callee_warm) <= 128);
   const uint64_t c = calls.load(std::memory_order_relaxed);
   const uint64_t s = self_ns.load(std::memory_order_relaxed);
   const uint64_t i = inclusive_ns.load(std::memory_order_relaxed);
@@ -139,17 +144,17 @@ void CpuTimer::add_move(ThreadCosts& t, Move m) {
 // The node of the trace `method` is in when entered from the trace of `from`.
 CpuTimer::Node* CpuTimer::move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
   // Most calls are of a callee the caller's trace entered shortly before: the caller's own lines.
-  if (from->callee_method[0] == method) return from->callee[0];
+  if (from->callee_method_hot[0] == method) return from->callee_hot[0];
   size_t k = 1;
-  while (k < kCallees && from->callee_method[k] != method) ++k;
-  Node* to = k < kCallees ? from->callee[k] : find_move(t, env, from, method);
+  while (k < kCallees && from->callee_method(k) != method) ++k;
+  Node* to = k < kCallees ? from->callee(k) : find_move(t, env, from, method);
   if (k == kCallees) k = kCallees - 1;  // the least recent is dropped
   for (; k > 0; --k) {
-    from->callee_method[k] = from->callee_method[k - 1];
-    from->callee[k] = from->callee[k - 1];
+    from->callee_method(k) = from->callee_method(k - 1);
+    from->callee(k) = from->callee(k - 1);
   }
-  from->callee_method[0] = method;
-  from->callee[0] = to;
+  from->callee_method_hot[0] = method;
+  from->callee_hot[0] = to;
   return to;
 }
 
@@ -194,7 +199,11 @@ void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
   const uint64_t now = cpu_now(*t);
   if (t->root == nullptr) t->root = node_for(*t, env, {});
   Node* from = t->stack.empty() ? t->root : t->stack.back().node;
-  t->stack.push_back({method, move(*t, env, from, method), now});
+  Node* to = move(*t, env, from, method);
+  // Its exit writes the first line, its callees' entries read both: ask for them now.
+  __builtin_prefetch(to, 1, 3);
+  __builtin_prefetch(reinterpret_cast<const char*>(to) + 64, 0, 3);
+  t->stack.push_back({method, to, now});
 }
 
 // The node's trace was interned before the thread had a serial (thread=y): what it has so far

@@ -57,24 +57,37 @@ class CpuTimer {
     uint64_t inclusive_ns = 0;
   };
   // One trace a thread has been in. The counters are written by the thread only (relaxed atomics:
-  // plain stores on x86) and read by reports; what the last clear() saw is subtracted. What every
-  // event touches (the counters, the last two callees entered from here) fills one cache line.
-  static constexpr size_t kCallees = 4;
+  // plain stores on x86) and read by reports; what the last clear() saw is subtracted. What events
+  // touch fills the node's first two cache lines: the counters and the two callees entered last
+  // in the first (an exit, and most entries, touch only it), four earlier callees in the second.
+  // An entry prefetches both lines of the callee's node, so its exit (or its own first callee's
+  // entry) finds them in the cache instead of paying a miss on a node first touched there.
+  static constexpr size_t kHotCallees = 2;
+  static constexpr size_t kCallees = 6;
   static constexpr size_t kMoreCallees = 16;
   struct alignas(64) Node {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> self_ns{0};
     std::atomic<uint64_t> inclusive_ns{0};
-    // The last callees entered from here, most recent first (the thread's only): their methods in
-    // this line, their nodes in the next.
-    jmethodID callee_method[kCallees] = {};
     unsigned trace = 0;  // interned with `thread`
     unsigned thread = 0;
-    Node* callee[kCallees] = {};
+    // The last callees entered from here, most recent first (the thread's only): [0, kHotCallees)
+    // in the first line, the rest in the second.
+    jmethodID callee_method_hot[kHotCallees] = {};
+    Node* callee_hot[kHotCallees] = {};
+    jmethodID callee_method_warm[kCallees - kHotCallees] = {};
+    Node* callee_warm[kCallees - kHotCallees] = {};
+    // Cold: used when a node is made, on a miss of the callees above, and by reports.
     std::vector<jmethodID> methods;                         // top first, at most `depth`
     std::vector<std::pair<jmethodID, Node*>> more_callees;  // the thread's only
     Totals cleared;  // the counters at the last clear(); under the thread's mutex
     Totals since_clear() const;
+    jmethodID& callee_method(size_t k) {
+      return k < kHotCallees ? callee_method_hot[k] : callee_method_warm[k - kHotCallees];
+    }
+    Node*& callee(size_t k) {
+      return k < kHotCallees ? callee_hot[k] : callee_warm[k - kHotCallees];
+    }
   };
   struct Activation {
     jmethodID method;
