@@ -229,6 +229,24 @@ def run(args, java, work, workloads, configs):
             print(f"| {cname} | {mw:.2f} | {ratio} | {mc:.2f} | {cratio} | {mu:.2f} / {ms:.2f} "
                   f"| {vs} | {counts} | {rate} | {runs} | {notes} |")
         print()
+        # Per round, each agent against the counting agent of the same round (and the A/A row
+        # against no agent): on a loaded machine the spread of these says what the medians are worth.
+        per_round = []
+        for cname, agent in configs:
+            st = res[(wname, cname)]
+            ref = counting if agent and cname != COUNTING else (base if not agent and st is not base
+                                                                 else None)
+            if ref is None or not st["cpus"] or len(st["cpus"]) != len(ref["cpus"]):
+                continue
+            rs = [c / k for c, k in zip(st["cpus"], ref["cpus"]) if k > 0]
+            ref_name = "counting agent" if agent else "no agent"
+            per_round.append(f"{cname} / {ref_name}, CPU per round: "
+                             + ", ".join(f"{r:.2f}x" for r in rs)
+                             + f" (median {statistics.median(rs):.2f}x)")
+        for line in per_round:
+            print(f"- {line}")
+        if per_round:
+            print()
 
 
 if __name__ == "__main__":

@@ -50,12 +50,27 @@ CpuTimer::Totals CpuTimer::Node::since_clear() const {
   // An exit touches the first line of its node, an entry the first two of its caller's.
   static_assert(offsetof(Node, callee_hot) + sizeof(callee_hot) <= 64);
   static_assert(offsetof(Node, callee_method_warm) == 64);
-  static_assert(offsetof(Node, callee_warm) + sizeof(callee_warm) <= 128);
+  static_assert(sizeof(Node) == 128);
   const uint64_t c = calls.load(std::memory_order_relaxed);
   const uint64_t s = self_ns.load(std::memory_order_relaxed);
   const uint64_t i = inclusive_ns.load(std::memory_order_relaxed);
+  const Totals& cleared = cold().cleared;
   return {c - std::min(c, cleared.calls), s - std::min(s, cleared.self_ns),
           i - std::min(i, cleared.inclusive_ns)};
+}
+
+CpuTimer::NodeCold& CpuTimer::Node::cold() const {
+  static_assert(sizeof(NodeChunk) == kChunkBytes);
+  auto* chunk =
+      reinterpret_cast<NodeChunk*>(reinterpret_cast<uintptr_t>(this) & ~(kChunkBytes - 1));
+  return chunk->cold[this - chunk->hot];
+}
+
+template <typename F>
+void CpuTimer::for_each_node(const ThreadCosts& t, F f) {
+  for (const auto& chunk : t.chunks) {
+    for (size_t i = 0; i < chunk->used; ++i) f(chunk->hot[i]);
+  }
 }
 
 CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cpu_ns) {}
@@ -116,8 +131,13 @@ CpuTimer::Node* CpuTimer::node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmet
   const unsigned thread = trace_thread(t, env);
   const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
   std::lock_guard lock(t.mutex);
-  Node& n = t.nodes.emplace_back();
-  n.methods = methods;
+  if (t.chunks.empty() || t.chunks.back()->used == NodeChunk::kNodes) {
+    t.chunks.push_back(std::make_unique<NodeChunk>());
+  }
+  NodeChunk& chunk = *t.chunks.back();
+  Node& n = chunk.hot[chunk.used];
+  chunk.cold[chunk.used].methods = methods;
+  ++chunk.used;
   n.trace = trace;
   n.thread = thread;
   t.by_methods.emplace(std::move(methods), &n);
@@ -161,12 +181,13 @@ CpuTimer::Node* CpuTimer::move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodI
 CpuTimer::Node* CpuTimer::find_move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
   // The node's other callees, few for most nodes, are kept together (a scan of a line or two);
   // a node with many is looked up in the thread's table of moves (a probe at a random place).
-  for (const auto& [m, to] : from->more_callees) {
+  auto& more_callees = from->cold().more_callees;
+  for (const auto& [m, to] : more_callees) {
     if (m == method) return to;
   }
-  if (from->more_callees.size() < kMoreCallees) {
+  if (more_callees.size() < kMoreCallees) {
     Node* to = node_for(t, env, callee_methods(from, method));
-    from->more_callees.emplace_back(method, to);
+    more_callees.emplace_back(method, to);
     return to;
   }
   if (!t.moves.empty()) {
@@ -187,9 +208,10 @@ std::vector<jmethodID> CpuTimer::callee_methods(const Node* from, jmethodID meth
   std::vector<jmethodID> methods;
   if (depth > 0) {
     methods.push_back(method);
-    const size_t kept = std::min(from->methods.size(), depth - 1);
-    methods.insert(methods.end(), from->methods.begin(),
-                   from->methods.begin() + static_cast<ptrdiff_t>(kept));
+    const std::vector<jmethodID>& from_methods = from->cold().methods;
+    const size_t kept = std::min(from_methods.size(), depth - 1);
+    methods.insert(methods.end(), from_methods.begin(),
+                   from_methods.begin() + static_cast<ptrdiff_t>(kept));
   }
   return methods;
 }
@@ -210,12 +232,13 @@ void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
 // stays with that trace, and it goes on under the thread's own.
 void CpuTimer::retarget(ThreadCosts& t, Node& n, unsigned thread) {
   std::vector<JVMPI_CallFrame> frames;
-  for (jmethodID m : n.methods) frames.push_back({-1, m});
+  for (jmethodID m : n.cold().methods) frames.push_back({-1, m});
   const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
   std::lock_guard lock(t.mutex);
   add(t.retired, n.trace, n.since_clear());
-  n.cleared = {n.calls.load(std::memory_order_relaxed), n.self_ns.load(std::memory_order_relaxed),
-               n.inclusive_ns.load(std::memory_order_relaxed)};
+  n.cold().cleared = {n.calls.load(std::memory_order_relaxed),
+                      n.self_ns.load(std::memory_order_relaxed),
+                      n.inclusive_ns.load(std::memory_order_relaxed)};
   n.trace = trace;
   n.thread = thread;
 }
@@ -252,7 +275,7 @@ void CpuTimer::add(std::unordered_map<unsigned, Totals>& to, unsigned trace, con
 }
 
 void CpuTimer::collect(const ThreadCosts& t, std::unordered_map<unsigned, Totals>& to) {
-  for (const Node& n : t.nodes) add(to, n.trace, n.since_clear());
+  for_each_node(t, [&to](const Node& n) { add(to, n.trace, n.since_clear()); });
   for (const auto& [trace, totals] : t.retired) add(to, trace, totals);
 }
 
@@ -306,11 +329,11 @@ void CpuTimer::clear() {
   ended_.clear();
   for (const auto& t : all_) {
     std::lock_guard thread_lock(t->mutex);
-    for (Node& n : t->nodes) {
-      n.cleared = {n.calls.load(std::memory_order_relaxed),
-                   n.self_ns.load(std::memory_order_relaxed),
-                   n.inclusive_ns.load(std::memory_order_relaxed)};
-    }
+    for_each_node(*t, [](const Node& n) {
+      n.cold().cleared = {n.calls.load(std::memory_order_relaxed),
+                          n.self_ns.load(std::memory_order_relaxed),
+                          n.inclusive_ns.load(std::memory_order_relaxed)};
+    });
     t->retired.clear();
   }
 }
