@@ -5,6 +5,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace hprof::agent {
 
@@ -66,11 +67,27 @@ TscRate measure_tsc_rate() {
 
 }  // namespace
 
-uint64_t interval_ns() {
+namespace {
+
+std::atomic<const TscRate*> g_rate{nullptr};
+
+// Out of the way of interval_ns, which then needs no stack frame.
+[[gnu::noinline, gnu::cold]] const TscRate* first_rate() {
   static const TscRate rate = measure_tsc_rate();
-  if (!rate.usable) return monotonic_ns();
-  const uint64_t ticks = __rdtsc() - rate.base;
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * rate.mult) >> 32);
+  g_rate.store(&rate, std::memory_order_release);
+  return &rate;
+}
+
+}  // namespace
+
+uint64_t interval_ns() {
+  const TscRate* rate = g_rate.load(std::memory_order_acquire);
+  if (rate == nullptr) [[unlikely]]
+    rate = first_rate();
+  if (!rate->usable) [[unlikely]]
+    return monotonic_ns();
+  const uint64_t ticks = __rdtsc() - rate->base;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * rate->mult) >> 32);
 }
 
 uint64_t CpuClock::now_slow(uint64_t wall) {

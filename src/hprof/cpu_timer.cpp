@@ -75,7 +75,7 @@ void CpuTimer::for_each_node(const ThreadCosts& t, F f) {
 
 CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cpu_ns) {}
 
-uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
+inline uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
   const uint64_t now = t.clock.now();
   bump(t.events, 1);
   t.reads.store(t.clock.reads(), std::memory_order_relaxed);
@@ -90,11 +90,16 @@ CpuTimer::CpuTimer(const Options& options, ThreadTable& threads, TraceTable& tra
       wall_(wall),
       id_(g_timers.fetch_add(1) + 1) {}
 
-CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
+inline CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
   const uint64_t ends = g_thread_ends.load(std::memory_order_acquire);
-  if (t_cached.env == env && t_cached.timer == id_ && t_cached.thread_ends == ends) {
+  if (t_cached.env == env && t_cached.timer == id_ && t_cached.thread_ends == ends) [[likely]] {
     return static_cast<ThreadCosts*>(t_cached.costs);
   }
+  return costs_of_slow(env, ends);
+}
+
+// The thread's first event for this timer, or the first since some thread ended.
+CpuTimer::ThreadCosts* CpuTimer::costs_of_slow(JNIEnv* env, uint64_t ends) {
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (costs == nullptr) {
     auto owned = std::make_unique<ThreadCosts>(wall_);

@@ -133,6 +133,7 @@ class CpuTimer {
     std::unordered_map<unsigned, Totals> retired;  // of nodes whose thread serial changed
   };
   ThreadCosts* costs_of(JNIEnv* env);
+  [[gnu::noinline]] ThreadCosts* costs_of_slow(JNIEnv* env, uint64_t thread_ends);
   unsigned thread_serial(ThreadCosts& t, JNIEnv* env);
   unsigned trace_thread(ThreadCosts& t, JNIEnv* env);
   Node* node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmethodID> methods);
