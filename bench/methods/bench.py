@@ -15,6 +15,8 @@ median wall time (the headline) and CPU time (user + system of the java process,
 their ratios to no agent, user and system CPU apart, the ratio to the JVMPI counting agent, the
 entry/exit counts the agents print on stderr at exit and the method events per CPU-second. The
 "no agent, repeated" row is the baseline run again as a configuration of its own (an A/A row).
+Below the table, per round: each agent's CPU against the counting agent's of the same round, and
+the A/A row's against no agent's.
 
 Run through bench/run-method-bench.sh.
 """
