@@ -15,6 +15,8 @@ median wall time (the headline) and CPU time (user + system of the java process,
 their ratios to no agent, user and system CPU apart, the ratio to the JVMPI counting agent, the
 entry/exit counts the agents print on stderr at exit and the method events per CPU-second. The
 "no agent, repeated" row is the baseline run again as a configuration of its own (an A/A row).
+Below the table, per round: each agent's CPU against the counting agent's of the same round, and
+the A/A row's against no agent's.
 
 Run through bench/run-method-bench.sh.
 """
@@ -229,6 +231,24 @@ def run(args, java, work, workloads, configs):
             print(f"| {cname} | {mw:.2f} | {ratio} | {mc:.2f} | {cratio} | {mu:.2f} / {ms:.2f} "
                   f"| {vs} | {counts} | {rate} | {runs} | {notes} |")
         print()
+        # Per round, each agent against the counting agent of the same round (and the A/A row
+        # against no agent): on a loaded machine the spread of these says what the medians are worth.
+        per_round = []
+        for cname, agent in configs:
+            st = res[(wname, cname)]
+            ref = counting if agent and cname != COUNTING else (base if not agent and st is not base
+                                                                 else None)
+            if ref is None or not st["cpus"] or len(st["cpus"]) != len(ref["cpus"]):
+                continue
+            rs = [c / k for c, k in zip(st["cpus"], ref["cpus"]) if k > 0]
+            ref_name = "counting agent" if agent else "no agent"
+            per_round.append(f"{cname} / {ref_name}, CPU per round: "
+                             + ", ".join(f"{r:.2f}x" for r in rs)
+                             + f" (median {statistics.median(rs):.2f}x)")
+        for line in per_round:
+            print(f"- {line}")
+        if per_round:
+            print()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace hprof::agent {
 
@@ -66,15 +67,30 @@ TscRate measure_tsc_rate() {
 
 }  // namespace
 
-uint64_t interval_ns() {
+namespace {
+
+std::atomic<const TscRate*> g_rate{nullptr};
+
+// Out of the way of interval_ns, which then needs no stack frame.
+[[gnu::noinline, gnu::cold]] const TscRate* first_rate() {
   static const TscRate rate = measure_tsc_rate();
-  if (!rate.usable) return monotonic_ns();
-  const uint64_t ticks = __rdtsc() - rate.base;
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * rate.mult) >> 32);
+  g_rate.store(&rate, std::memory_order_release);
+  return &rate;
 }
 
-uint64_t CpuClock::now() {
-  const uint64_t wall = wall_();
+}  // namespace
+
+uint64_t interval_ns() {
+  const TscRate* rate = g_rate.load(std::memory_order_acquire);
+  if (rate == nullptr) [[unlikely]]
+    rate = first_rate();
+  if (!rate->usable) [[unlikely]]
+    return monotonic_ns();
+  const uint64_t ticks = __rdtsc() - rate->base;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * rate->mult) >> 32);
+}
+
+uint64_t CpuClock::now_slow(uint64_t wall) {
   if (!started_) {
     started_ = true;
     last_wall_ = wall;
@@ -89,7 +105,7 @@ uint64_t CpuClock::now() {
   const uint64_t interval = forward ? wall - last_wall_ : 0;
   last_wall_ = wall;
   if (forward && interval < kShortIntervalNs && wall - read_wall_ < kReadPeriodNs) {
-    estimate_ += interval;
+    estimate_ += interval;  // not reached from now(), which charges short intervals itself
     charged_ += interval;
     return estimate_;
   }

@@ -38,11 +38,24 @@ class CpuClock {
 
   // The thread's CPU time now, in nanoseconds, as an estimate that never runs backwards and that
   // agrees with the thread CPU clock at every reading of it. Called on the thread itself.
-  uint64_t now();
+  uint64_t now() {
+    const uint64_t wall = wall_();
+    // The common case, inline: a short interval since the last event, the last reading recent.
+    if (started_ && wall >= last_wall_ && wall - last_wall_ < kShortIntervalNs &&
+        wall - read_wall_ < kReadPeriodNs) {
+      const uint64_t interval = wall - last_wall_;
+      last_wall_ = wall;
+      estimate_ += interval;
+      charged_ += interval;
+      return estimate_;
+    }
+    return now_slow(wall);
+  }
   // How often the thread CPU clock was read.
   uint64_t reads() const { return reads_; }
 
  private:
+  uint64_t now_slow(uint64_t wall);
   uint64_t read_cpu(uint64_t wall, uint64_t interval);
 
   Clock wall_;

@@ -1,6 +1,7 @@
 #include "cpu_timer.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "jvmpi_client.h"
 
@@ -46,16 +47,35 @@ size_t CpuTimer::MethodsHash::operator()(const std::vector<jmethodID>& v) const 
 }
 
 CpuTimer::Totals CpuTimer::Node::since_clear() const {
+  // An exit touches the first line of its node, an entry the first two of its caller's.
+  static_assert(offsetof(Node, callee_hot) + sizeof(callee_hot) <= 64);
+  static_assert(offsetof(Node, callee_method_warm) == 64);
+  static_assert(sizeof(Node) == 128);
   const uint64_t c = calls.load(std::memory_order_relaxed);
   const uint64_t s = self_ns.load(std::memory_order_relaxed);
   const uint64_t i = inclusive_ns.load(std::memory_order_relaxed);
+  const Totals& cleared = cold().cleared;
   return {c - std::min(c, cleared.calls), s - std::min(s, cleared.self_ns),
           i - std::min(i, cleared.inclusive_ns)};
 }
 
+CpuTimer::NodeCold& CpuTimer::Node::cold() const {
+  static_assert(sizeof(NodeChunk) == kChunkBytes);
+  auto* chunk =
+      reinterpret_cast<NodeChunk*>(reinterpret_cast<uintptr_t>(this) & ~(kChunkBytes - 1));
+  return chunk->cold[this - chunk->hot];
+}
+
+template <typename F>
+void CpuTimer::for_each_node(const ThreadCosts& t, F f) {
+  for (const auto& chunk : t.chunks) {
+    for (size_t i = 0; i < chunk->used; ++i) f(chunk->hot[i]);
+  }
+}
+
 CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cpu_ns) {}
 
-uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
+inline uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
   const uint64_t now = t.clock.now();
   bump(t.events, 1);
   t.reads.store(t.clock.reads(), std::memory_order_relaxed);
@@ -70,11 +90,16 @@ CpuTimer::CpuTimer(const Options& options, ThreadTable& threads, TraceTable& tra
       wall_(wall),
       id_(g_timers.fetch_add(1) + 1) {}
 
-CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
+inline CpuTimer::ThreadCosts* CpuTimer::costs_of(JNIEnv* env) {
   const uint64_t ends = g_thread_ends.load(std::memory_order_acquire);
-  if (t_cached.env == env && t_cached.timer == id_ && t_cached.thread_ends == ends) {
+  if (t_cached.env == env && t_cached.timer == id_ && t_cached.thread_ends == ends) [[likely]] {
     return static_cast<ThreadCosts*>(t_cached.costs);
   }
+  return costs_of_slow(env, ends);
+}
+
+// The thread's first event for this timer, or the first since some thread ended.
+CpuTimer::ThreadCosts* CpuTimer::costs_of_slow(JNIEnv* env, uint64_t ends) {
   auto* costs = static_cast<ThreadCosts*>(jvmpi()->GetThreadLocalStorage(env));
   if (costs == nullptr) {
     auto owned = std::make_unique<ThreadCosts>(wall_);
@@ -111,8 +136,13 @@ CpuTimer::Node* CpuTimer::node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmet
   const unsigned thread = trace_thread(t, env);
   const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
   std::lock_guard lock(t.mutex);
-  Node& n = t.nodes.emplace_back();
-  n.methods = methods;
+  if (t.chunks.empty() || t.chunks.back()->used == NodeChunk::kNodes) {
+    t.chunks.push_back(std::make_unique<NodeChunk>());
+  }
+  NodeChunk& chunk = *t.chunks.back();
+  Node& n = chunk.hot[chunk.used];
+  chunk.cold[chunk.used].methods = methods;
+  ++chunk.used;
   n.trace = trace;
   n.thread = thread;
   t.by_methods.emplace(std::move(methods), &n);
@@ -139,29 +169,30 @@ void CpuTimer::add_move(ThreadCosts& t, Move m) {
 // The node of the trace `method` is in when entered from the trace of `from`.
 CpuTimer::Node* CpuTimer::move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
   // Most calls are of a callee the caller's trace entered shortly before: the caller's own lines.
-  if (from->callee_method[0] == method) return from->callee[0];
+  if (from->callee_method_hot[0] == method) return from->callee_hot[0];
   size_t k = 1;
-  while (k < kCallees && from->callee_method[k] != method) ++k;
-  Node* to = k < kCallees ? from->callee[k] : find_move(t, env, from, method);
+  while (k < kCallees && from->callee_method(k) != method) ++k;
+  Node* to = k < kCallees ? from->callee(k) : find_move(t, env, from, method);
   if (k == kCallees) k = kCallees - 1;  // the least recent is dropped
   for (; k > 0; --k) {
-    from->callee_method[k] = from->callee_method[k - 1];
-    from->callee[k] = from->callee[k - 1];
+    from->callee_method(k) = from->callee_method(k - 1);
+    from->callee(k) = from->callee(k - 1);
   }
-  from->callee_method[0] = method;
-  from->callee[0] = to;
+  from->callee_method_hot[0] = method;
+  from->callee_hot[0] = to;
   return to;
 }
 
 CpuTimer::Node* CpuTimer::find_move(ThreadCosts& t, JNIEnv* env, Node* from, jmethodID method) {
   // The node's other callees, few for most nodes, are kept together (a scan of a line or two);
   // a node with many is looked up in the thread's table of moves (a probe at a random place).
-  for (const auto& [m, to] : from->more_callees) {
+  auto& more_callees = from->cold().more_callees;
+  for (const auto& [m, to] : more_callees) {
     if (m == method) return to;
   }
-  if (from->more_callees.size() < kMoreCallees) {
+  if (more_callees.size() < kMoreCallees) {
     Node* to = node_for(t, env, callee_methods(from, method));
-    from->more_callees.emplace_back(method, to);
+    more_callees.emplace_back(method, to);
     return to;
   }
   if (!t.moves.empty()) {
@@ -182,9 +213,10 @@ std::vector<jmethodID> CpuTimer::callee_methods(const Node* from, jmethodID meth
   std::vector<jmethodID> methods;
   if (depth > 0) {
     methods.push_back(method);
-    const size_t kept = std::min(from->methods.size(), depth - 1);
-    methods.insert(methods.end(), from->methods.begin(),
-                   from->methods.begin() + static_cast<ptrdiff_t>(kept));
+    const std::vector<jmethodID>& from_methods = from->cold().methods;
+    const size_t kept = std::min(from_methods.size(), depth - 1);
+    methods.insert(methods.end(), from_methods.begin(),
+                   from_methods.begin() + static_cast<ptrdiff_t>(kept));
   }
   return methods;
 }
@@ -194,19 +226,24 @@ void CpuTimer::on_entry(JNIEnv* env, jmethodID method) {
   const uint64_t now = cpu_now(*t);
   if (t->root == nullptr) t->root = node_for(*t, env, {});
   Node* from = t->stack.empty() ? t->root : t->stack.back().node;
-  t->stack.push_back({method, move(*t, env, from, method), now});
+  Node* to = move(*t, env, from, method);
+  // Its exit writes the first line, its callees' entries read both: ask for them now.
+  __builtin_prefetch(to, 1, 3);
+  __builtin_prefetch(reinterpret_cast<const char*>(to) + 64, 0, 3);
+  t->stack.push_back({method, to, now});
 }
 
 // The node's trace was interned before the thread had a serial (thread=y): what it has so far
 // stays with that trace, and it goes on under the thread's own.
 void CpuTimer::retarget(ThreadCosts& t, Node& n, unsigned thread) {
   std::vector<JVMPI_CallFrame> frames;
-  for (jmethodID m : n.methods) frames.push_back({-1, m});
+  for (jmethodID m : n.cold().methods) frames.push_back({-1, m});
   const unsigned trace = traces_.intern(frames.data(), static_cast<int>(frames.size()), thread);
   std::lock_guard lock(t.mutex);
   add(t.retired, n.trace, n.since_clear());
-  n.cleared = {n.calls.load(std::memory_order_relaxed), n.self_ns.load(std::memory_order_relaxed),
-               n.inclusive_ns.load(std::memory_order_relaxed)};
+  n.cold().cleared = {n.calls.load(std::memory_order_relaxed),
+                      n.self_ns.load(std::memory_order_relaxed),
+                      n.inclusive_ns.load(std::memory_order_relaxed)};
   n.trace = trace;
   n.thread = thread;
 }
@@ -243,7 +280,7 @@ void CpuTimer::add(std::unordered_map<unsigned, Totals>& to, unsigned trace, con
 }
 
 void CpuTimer::collect(const ThreadCosts& t, std::unordered_map<unsigned, Totals>& to) {
-  for (const Node& n : t.nodes) add(to, n.trace, n.since_clear());
+  for_each_node(t, [&to](const Node& n) { add(to, n.trace, n.since_clear()); });
   for (const auto& [trace, totals] : t.retired) add(to, trace, totals);
 }
 
@@ -297,11 +334,11 @@ void CpuTimer::clear() {
   ended_.clear();
   for (const auto& t : all_) {
     std::lock_guard thread_lock(t->mutex);
-    for (Node& n : t->nodes) {
-      n.cleared = {n.calls.load(std::memory_order_relaxed),
-                   n.self_ns.load(std::memory_order_relaxed),
-                   n.inclusive_ns.load(std::memory_order_relaxed)};
-    }
+    for_each_node(*t, [](const Node& n) {
+      n.cold().cleared = {n.calls.load(std::memory_order_relaxed),
+                          n.self_ns.load(std::memory_order_relaxed),
+                          n.inclusive_ns.load(std::memory_order_relaxed)};
+    });
     t->retired.clear();
   }
 }

@@ -17,7 +17,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -57,24 +56,51 @@ class CpuTimer {
     uint64_t inclusive_ns = 0;
   };
   // One trace a thread has been in. The counters are written by the thread only (relaxed atomics:
-  // plain stores on x86) and read by reports; what the last clear() saw is subtracted. What every
-  // event touches (the counters, the last two callees entered from here) fills one cache line.
-  static constexpr size_t kCallees = 4;
+  // plain stores on x86) and read by reports; what the last clear() saw is subtracted. What events
+  // touch fills the node's first two cache lines: the counters and the two callees entered last
+  // in the first (an exit, and most entries, touch only it), four earlier callees in the second.
+  // An entry prefetches both lines of the callee's node, so its exit (or its own first callee's
+  // entry) finds them in the cache instead of paying a miss on a node first touched there.
+  static constexpr size_t kHotCallees = 2;
+  static constexpr size_t kCallees = 6;
   static constexpr size_t kMoreCallees = 16;
+  struct Node;
+  // What no event touches: used when a node is made, on a miss of its cached callees, by reports.
+  struct NodeCold {
+    std::vector<jmethodID> methods;                         // top first, at most `depth`
+    std::vector<std::pair<jmethodID, Node*>> more_callees;  // the thread's only
+    Totals cleared;  // the counters at the last clear(); under the thread's mutex
+  };
   struct alignas(64) Node {
     std::atomic<uint64_t> calls{0};
     std::atomic<uint64_t> self_ns{0};
     std::atomic<uint64_t> inclusive_ns{0};
-    // The last callees entered from here, most recent first (the thread's only): their methods in
-    // this line, their nodes in the next.
-    jmethodID callee_method[kCallees] = {};
     unsigned trace = 0;  // interned with `thread`
     unsigned thread = 0;
-    Node* callee[kCallees] = {};
-    std::vector<jmethodID> methods;                         // top first, at most `depth`
-    std::vector<std::pair<jmethodID, Node*>> more_callees;  // the thread's only
-    Totals cleared;  // the counters at the last clear(); under the thread's mutex
+    // The last callees entered from here, most recent first (the thread's only): [0, kHotCallees)
+    // in the first line, the rest in the second.
+    jmethodID callee_method_hot[kHotCallees] = {};
+    Node* callee_hot[kHotCallees] = {};
+    jmethodID callee_method_warm[kCallees - kHotCallees] = {};
+    Node* callee_warm[kCallees - kHotCallees] = {};
     Totals since_clear() const;
+    NodeCold& cold() const;
+    jmethodID& callee_method(size_t k) {
+      return k < kHotCallees ? callee_method_hot[k] : callee_method_warm[k - kHotCallees];
+    }
+    Node*& callee(size_t k) {
+      return k < kHotCallees ? callee_hot[k] : callee_warm[k - kHotCallees];
+    }
+  };
+  // A thread's nodes, in the order it first entered their traces (a callee soon after its
+  // caller): the hot parts side by side, the cold parts after them, in chunks aligned to their
+  // size so a node finds its cold part from its own address.
+  static constexpr size_t kChunkBytes = 16 * 1024;
+  struct alignas(kChunkBytes) NodeChunk {
+    static constexpr size_t kNodes = (kChunkBytes - 64) / (sizeof(Node) + sizeof(NodeCold));
+    Node hot[kNodes];
+    NodeCold cold[kNodes];
+    size_t used = 0;  // under the thread's mutex
   };
   struct Activation {
     jmethodID method;
@@ -102,11 +128,12 @@ class CpuTimer {
     Node* root = nullptr;        // the empty stack's node
     unsigned thread_serial = 0;  // once known (0 is never a thread serial)
     std::mutex mutex;            // nodes (their addition), their traces, cleared and retired
-    std::deque<Node> nodes;      // stable addresses
+    std::vector<std::unique_ptr<NodeChunk>> chunks;  // nodes never move
     std::unordered_map<std::vector<jmethodID>, Node*, MethodsHash> by_methods;
     std::unordered_map<unsigned, Totals> retired;  // of nodes whose thread serial changed
   };
   ThreadCosts* costs_of(JNIEnv* env);
+  [[gnu::noinline]] ThreadCosts* costs_of_slow(JNIEnv* env, uint64_t thread_ends);
   unsigned thread_serial(ThreadCosts& t, JNIEnv* env);
   unsigned trace_thread(ThreadCosts& t, JNIEnv* env);
   Node* node_for(ThreadCosts& t, JNIEnv* env, std::vector<jmethodID> methods);
@@ -116,6 +143,9 @@ class CpuTimer {
   void add_move(ThreadCosts& t, Move m);
   void retarget(ThreadCosts& t, Node& n, unsigned thread);
   static uint64_t cpu_now(ThreadCosts& t);
+  // Calls `f` on each of the thread's nodes; caller holds t.mutex.
+  template <typename F>
+  static void for_each_node(const ThreadCosts& t, F f);
   static void add(std::unordered_map<unsigned, Totals>& to, unsigned trace, const Totals& v);
   // Adds a thread's costs since the last clear to `to`; caller holds t.mutex.
   static void collect(const ThreadCosts& t, std::unordered_map<unsigned, Totals>& to);
