@@ -183,6 +183,7 @@ void on_shut_down() {
   Profile& p = profile();
   p.sampler.stop();
   if (p.options.dump_on_exit) write_all_reports();
+  if (p.options.binary) p.binary.note_drops();  // the stream's last word on what was dropped
   p.output.close();
 }
 
