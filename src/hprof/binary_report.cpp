@@ -78,9 +78,10 @@ class BinaryReport::Hold {
 };
 
 void BinaryReport::event(size_t bytes, bool droppable, std::function<void()> write) {
+  const bool net = output_ != nullptr && output_->socket() >= 0;
   {
     std::lock_guard deferred(deferred_mutex_);
-    if (droppable && output_ != nullptr && deferred_bytes_ + bytes > kDeferredLimit) {
+    if (droppable && net && deferred_bytes_ + bytes > kDeferredLimit) {
       output_->count_dropped(bytes);
       return;
     }
@@ -88,7 +89,7 @@ void BinaryReport::event(size_t bytes, bool droppable, std::function<void()> wri
     deferred_bytes_ += bytes;
   }
   std::unique_lock lock(mutex_, std::defer_lock);
-  if (output_ != nullptr && output_->socket() >= 0) {
+  if (net) {
     // The holder (a report waiting for room, maybe) writes it when it lets go.
     if (!lock.try_lock()) return;
   } else {

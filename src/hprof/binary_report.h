@@ -84,7 +84,7 @@ class BinaryReport {
   class HeapDump;
   class Hold;
   std::recursive_mutex mutex_;
-  Output* output_ = nullptr;
+  Output* output_ = nullptr;  // set by begin(), before any event can come
   struct Deferred {
     size_t bytes;
     std::function<void()> write;

@@ -5,6 +5,7 @@
 // returned while that report was still waiting; then the front end reads, and the stream shows
 // the deferred class load after the report, whole and readable.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,8 +15,6 @@
 #include <span>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "binary_report.h"
 #include "hprof_format.h"
@@ -123,8 +122,8 @@ TEST(NetWriter, EventsDoNotWaitForAReportWaitingForRoom) {
 
   Profile p;
   try {
-    p = read_memory(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stream.data()),
-                                             stream.size()));
+    p = read_memory(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stream.data()), stream.size()));
   } catch (const std::exception& e) {
     FAIL() << "the stream does not read back: " << e.what();
   }

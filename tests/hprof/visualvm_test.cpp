@@ -254,11 +254,11 @@ TEST_P(VisualVmTest, ThreeSigquitsThenExitEachDumpOpensWithStableIds) {
 // notes do not trouble an independent reader.
 TEST_P(VisualVmTest, StalledNetStreamWithDropNotesOpens) {
   LoopbackReceiver receiver;
-  JavaProcess jvm(jdk(),
-                  Command("heap=dump,format=b,netqueue=64k,net=127.0.0.1:" +
-                              std::to_string(receiver.port()),
-                          "hproftest.ThreadStorm", {"20000"}),
-                  dir().path());
+  JavaProcess jvm(
+      jdk(),
+      Command("heap=dump,format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(receiver.port()),
+              "hproftest.ThreadStorm", {"20000"}),
+      dir().path());
   ASSERT_TRUE(receiver.accept_one(60)) << "HPROF did not connect\n" << jvm.wait().describe();
   // Nothing is read until the program has done its work.
   ASSERT_TRUE(jvm.wait_for_stdout("THREADSTORM DONE 20000 true")) << jvm.wait().describe();
@@ -266,7 +266,7 @@ TEST_P(VisualVmTest, StalledNetStreamWithDropNotesOpens) {
   const RunResult run = jvm.wait();
   ASSERT_TRUE(run.exited(0)) << run.describe();
   ASSERT_NE(run.err.find("hprof: net=: "), std::string::npos) << "nothing was dropped\n"
-                                                               << run.describe();
+                                                              << run.describe();
   // The note's record: tag UTF8, time, length, the reserved 8-byte id, the text.
   const std::string note_id(8, '\xff');
   EXPECT_NE(bytes.find(note_id + "DROPPED: "), std::string::npos) << "no DROPPED note";

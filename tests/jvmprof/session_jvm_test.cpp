@@ -249,11 +249,10 @@ TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
 TEST_P(SessionJvmTest, StalledFrontEndBinaryDropsAreCounted) {
   Listener listener;
   listener.small_receive_buffer();
-  JavaProcess jvm(
-      jdk(),
-      Command("format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
-              "hproftest.ThreadStorm", {"20000"}),
-      dir().path());
+  JavaProcess jvm(jdk(),
+                  Command("format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
+                          "hproftest.ThreadStorm", {"20000"}),
+                  dir().path());
   const int fd = listener.accept_one(jvm);
   ASSERT_GE(fd, 0) << jvm.wait().describe();
   // Nobody reads fd until the program has done all its work.
