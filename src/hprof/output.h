@@ -66,7 +66,7 @@ class Output {
   // format=b: true, with the running totals, when events were dropped since the last call (the
   // binary report writes them as a DROPPED note record; text streams get a line from here).
   bool take_drops_to_note(Drops& totals);
-  // Threads waiting for room in the queue right now (reports; tests wait on it).
+  // Threads waiting for the front end right now (reports, drain; tests wait on it).
   int waiting_writers();
   // The socket, for the command listener (-1 when writing to a file).
   int socket() const { return socket_; }
