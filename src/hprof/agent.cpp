@@ -183,6 +183,12 @@ void on_shut_down() {
   Profile& p = profile();
   p.sampler.stop();
   if (p.options.dump_on_exit) write_all_reports();
+  if (p.options.binary) {
+    // The stream's last word on what was dropped, once the queue has room again (so that events
+    // of the last moments are not dropped after it).
+    p.output.drain();
+    p.binary.note_drops();
+  }
   p.output.close();
 }
 

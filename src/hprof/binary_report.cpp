@@ -64,8 +64,86 @@ hprof::Value value_at(const char* p, const std::string& signature) {
 BinaryReport::BinaryReport() = default;
 BinaryReport::~BinaryReport() = default;
 
+// The lock for a report: waits for it, and when let go writes what Java threads deferred meanwhile.
+class BinaryReport::Hold {
+ public:
+  explicit Hold(BinaryReport& report) : report_(report), lock_(report.mutex_) {}
+  ~Hold() { report_.release(lock_); }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+
+ private:
+  BinaryReport& report_;
+  std::unique_lock<std::recursive_mutex> lock_;
+};
+
+void BinaryReport::event(size_t bytes, bool droppable, std::function<void()> write) {
+  const bool net = output_ != nullptr && output_->socket() >= 0;
+  {
+    std::lock_guard deferred(deferred_mutex_);
+    if (droppable && net && deferred_bytes_ + bytes > kDeferredLimit) {
+      output_->count_dropped(bytes);
+      return;
+    }
+    deferred_.push_back({bytes, std::move(write)});
+    deferred_bytes_ += bytes;
+  }
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (net) {
+    // The holder (a report waiting for room, maybe) writes it when it lets go.
+    if (!lock.try_lock()) return;
+  } else {
+    lock.lock();  // a file: writes do not wait for anybody, so neither does the lock for long
+  }
+  release(lock);
+}
+
+void BinaryReport::release(std::unique_lock<std::recursive_mutex>& lock) {
+  for (;;) {
+    // Inside this thread's open heap dump no top-level record may be written: the dump's end
+    // writes them.
+    if (dump_) {
+      lock.unlock();
+      return;
+    }
+    write_deferred_and_note();
+    lock.unlock();
+    {
+      std::lock_guard deferred(deferred_mutex_);
+      if (deferred_.empty()) return;
+    }
+    // Deferred after the last look: written here unless another holder now has the lock (it
+    // looks again when it lets go).
+    if (!lock.try_lock()) return;
+  }
+}
+
+void BinaryReport::write_deferred_and_note() {
+  std::deque<Deferred> batch;
+  {
+    std::lock_guard deferred(deferred_mutex_);
+    batch.swap(deferred_);
+    deferred_bytes_ = 0;
+  }
+  for (Deferred& d : batch) d.write();
+  Output::Drops totals;
+  if (!writer_ || output_ == nullptr || !output_->take_drops_to_note(totals)) return;
+  // The same words as format=a's DROPPED line; the totals are running totals.
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "DROPPED: %llu events (%llu bytes) while the front end was not reading",
+                static_cast<unsigned long long>(totals.events),
+                static_cast<unsigned long long>(totals.bytes));
+  writer_->utf8(kDropsNoteId, text);
+}
+
+void BinaryReport::note_drops() {
+  Hold hold(*this);  // letting go writes the note
+}
+
 void BinaryReport::begin(Output& output, const Options& options) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
+  output_ = &output;
   sink_ = std::make_unique<OutputSink>(output);
   hprof::WriterOptions w;
   w.version = hprof::Version::k1_0_2;
@@ -91,46 +169,47 @@ uint64_t BinaryReport::string_id(const std::string& text) {
 }
 
 void BinaryReport::load_class(const ClassInfo& info, jobjectID class_id) {
-  std::lock_guard lock(mutex_);
-  if (!writer_) return;
   hprof::LoadClass r;
   r.class_serial = info.serial;
   r.class_id = id_of(class_id);
   r.trace_serial = info.load_trace != 0 ? info.load_trace : kEmptyTraceSerial;
-  r.name_id = string_id(info.name);
-  if (dump_) {
-    // Announced by this thread while its dump is open (a class learnt during the dump): after it.
-    held_classes_.push_back(r);
-    return;
-  }
-  writer_->load_class(r);
+  event(0, /*droppable=*/false, [this, r, name = info.name]() mutable {
+    if (!writer_) return;
+    r.name_id = string_id(name);
+    writer_->load_class(r);
+  });
 }
 
 void BinaryReport::unload_class(unsigned serial) {
-  std::lock_guard lock(mutex_);
-  if (writer_) writer_->unload_class(serial);
+  event(0, /*droppable=*/false, [this, serial] {
+    if (writer_) writer_->unload_class(serial);
+  });
 }
 
 void BinaryReport::start_thread(unsigned serial, jobjectID object, const ThreadInfo& info) {
-  std::lock_guard lock(mutex_);
-  if (!writer_) return;
-  hprof::StartThread r;
-  r.thread_serial = serial;
-  r.thread_id = id_of(object);
-  r.trace_serial = kEmptyTraceSerial;
-  r.name_id = string_id(info.name);
-  r.group_name_id = string_id(info.group);
-  r.parent_group_name_id = string_id(info.parent);
-  writer_->start_thread(r);
+  const size_t bytes = 64 + info.name.size() + info.group.size() + info.parent.size();
+  event(bytes, /*droppable=*/true,
+        [this, serial, object, name = info.name, group = info.group, parent = info.parent] {
+          if (!writer_) return;
+          hprof::StartThread r;
+          r.thread_serial = serial;
+          r.thread_id = id_of(object);
+          r.trace_serial = kEmptyTraceSerial;
+          r.name_id = string_id(name);
+          r.group_name_id = string_id(group);
+          r.parent_group_name_id = string_id(parent);
+          writer_->start_thread(r);
+        });
 }
 
 void BinaryReport::end_thread(unsigned serial) {
-  std::lock_guard lock(mutex_);
-  if (writer_) writer_->end_thread(serial);
+  event(16, /*droppable=*/true, [this, serial] {
+    if (writer_) writer_->end_thread(serial);
+  });
 }
 
 void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (!writer_) return;
   for (const TraceInfo& t : traces.take_unwritten()) {
     hprof::StackTrace st;
@@ -160,7 +239,7 @@ void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
 
 void BinaryReport::alloc_sites(const ClassTable& classes, const std::vector<Site>& sites,
                                const SiteCounts& totals, double cutoff, bool by_allocated) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (!writer_) return;
   std::vector<Site> sorted = sites;
   std::sort(sorted.begin(), sorted.end(), [by_allocated](const Site& a, const Site& b) {
@@ -195,7 +274,7 @@ void BinaryReport::alloc_sites(const ClassTable& classes, const std::vector<Site
 }
 
 void BinaryReport::heap_summary(const SiteCounts& totals) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (!writer_) return;
   hprof::HeapSummary r;
   r.live_bytes = static_cast<uint32_t>(totals.live_bytes);
@@ -206,7 +285,7 @@ void BinaryReport::heap_summary(const SiteCounts& totals) {
 }
 
 void BinaryReport::cpu_samples(const std::vector<Cost>& costs, uint64_t total) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (!writer_) return;
   hprof::CpuSamples r;
   r.total = static_cast<uint32_t>(total);
@@ -456,7 +535,7 @@ void BinaryReport::begin_heap_dump(int level, const ClassTable& classes, const T
 }
 
 void BinaryReport::heap_dump_classes(const JVMPIExt_DumpClass* classes, jint count) {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (dump_) dump_->add_classes(classes, count);
 }
 
@@ -470,13 +549,12 @@ bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
 }
 
 void BinaryReport::end_heap_dump() {
+  std::unique_lock lock(mutex_, std::adopt_lock);  // taken by begin_heap_dump
   if (dump_) dump_->finish();
   dump_.reset();
   for (const auto& [id, text] : held_strings_) writer_->utf8(id, text);
-  for (const hprof::LoadClass& r : held_classes_) writer_->load_class(r);
   held_strings_.clear();
-  held_classes_.clear();
-  mutex_.unlock();
+  release(lock);  // and the events other threads deferred during the dump
 }
 
 void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
@@ -494,7 +572,7 @@ void BinaryReport::heap_dump(const JVMPI_Event& dump, const ClassTable& classes,
 }
 
 void BinaryReport::flush() {
-  std::lock_guard lock(mutex_);
+  Hold hold(*this);
   if (writer_) writer_->flush();
 }
 

@@ -1,12 +1,21 @@
 // format=b: the binary JAVA PROFILE 1.0.2 stream (src/formats), with 8-byte identifiers so object
 // IDs are the runtime's real IDs. Records are written as events happen (classes, threads) and at
 // each dump (traces, sites, CPU samples, heap dump segments). Thread-safe.
+//
+// net=: a Java thread's event never waits for the report's lock. A report (or a heap dump) holds
+// the lock while it waits for room in the net= queue, so an event that finds the lock taken is
+// deferred: it is queued here and written by whoever holds the lock when it lets go, in order.
+// Drops (Output) are written as a DROPPED note: a UTF8 record with the reserved name id
+// kDropsNoteId that no other record names, so every reader skips it.
 #pragma once
 
 #include <hprof_format.h>
 #include <jvmpi.h>
 #include <jvmpi_ext.h>
 
+#include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +32,11 @@ namespace hprof::agent {
 
 class BinaryReport {
  public:
+  // The name id of the DROPPED note: all bits set, never given to a name (ids count up from 1).
+  static constexpr uint64_t kDropsNoteId = ~uint64_t{0};
+  // Deferred droppable events beyond this many bytes are dropped (and counted) instead.
+  static constexpr size_t kDeferredLimit = size_t{1} << 20;
+
   BinaryReport();
   ~BinaryReport();
 
@@ -43,8 +57,8 @@ class BinaryReport {
   // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
   // arrive: begin, heap_dump_classes (before the records that name those classes as an
   // instance's class), heap_dump_records (whole records, in order; false once output failed),
-  // end. The report is locked from begin to end: other threads' records wait, so the segments
-  // stay back to back (a LOAD CLASS this thread causes meanwhile goes in between).
+  // end. The report is locked from begin to end, so the segments stay back to back: reports of
+  // other threads wait, events (also a LOAD CLASS this thread causes) are written after the dump.
   void begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
                        const AllocationSites& sites);
   void heap_dump_classes(const JVMPIExt_DumpClass* classes, jint count);
@@ -54,16 +68,34 @@ class BinaryReport {
   void heap_dump(const JVMPI_Event& dump, const ClassTable& classes, const ThreadTable& threads,
                  const AllocationSites& sites);
   void flush();
+  // Writes the DROPPED note if events were dropped since the last one (at exit, before the
+  // output closes; otherwise whenever the lock is let go).
+  void note_drops();
 
  private:
   uint64_t string_id(const std::string& text);  // writes the UTF8 record on first use
+  // An event from a Java thread: written now if the lock is free, else deferred (see above).
+  void event(size_t bytes, bool droppable, std::function<void()> write);
+  // Lets the lock go after writing the deferred events and the DROPPED note; takes it again
+  // when events were deferred meanwhile and nobody else holds it.
+  void release(std::unique_lock<std::recursive_mutex>& lock);
+  void write_deferred_and_note();
 
   class HeapDump;
+  class Hold;
   std::recursive_mutex mutex_;
+  Output* output_ = nullptr;  // set by begin(), before any event can come
+  struct Deferred {
+    size_t bytes;
+    std::function<void()> write;
+  };
+  std::mutex deferred_mutex_;
+  std::deque<Deferred> deferred_;
+  size_t deferred_bytes_ = 0;
   std::unique_ptr<HeapDump> dump_;  // open between begin_heap_dump and end_heap_dump
-  // Top-level records this thread caused while its dump was open, written after the dump.
+  // Names this thread's open dump needed, written after the dump (a LOAD CLASS or other event
+  // meanwhile is deferred until the dump ends).
   std::vector<std::pair<uint64_t, std::string>> held_strings_;
-  std::vector<hprof::LoadClass> held_classes_;
   std::unique_ptr<class OutputSink> sink_;
   std::unique_ptr<hprof::BinaryWriter> writer_;
   std::unordered_map<std::string, uint64_t> strings_;

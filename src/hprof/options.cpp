@@ -291,8 +291,8 @@ Notes
   - msa=y is accepted and has no effect on Linux.
   - net=: a front end that stops reading never blocks the program. Up to netqueue= bytes wait for
     it; beyond that, thread start/end and WAIT events are dropped, counted on stderr and in the
-    stream (a DROPPED line, format=a). At exit the agent waits for the front end while it reads,
-    but gives up after 10 s without progress.
+    stream (a DROPPED line; format=b: a DROPPED note record). At exit the agent waits for the
+    front end while it reads, but gives up after 10 s without progress.
   - Reports are written at exit (doe=y) and on SIGQUIT (kill -QUIT <pid>, Ctrl-\).
 
 Warnings

@@ -117,13 +117,18 @@ bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   // The stall is counted from the last byte sent or from the start of this wait, whichever is
   // later: a connection that was merely idle has not stalled.
   const auto start = std::chrono::steady_clock::now();
+  bool ok = true;
+  ++waiting_writers_;
   while (!done()) {
-    if (failed_ || given_up_) return false;
     const auto deadline = std::max(last_progress_, start) + kStallLimit;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (failed_ || given_up_ || std::chrono::steady_clock::now() >= deadline) {
+      ok = false;
+      break;
+    }
     progress_.wait_until(lock, deadline);
   }
-  return true;
+  --waiting_writers_;
+  return ok;
 }
 
 void Output::give_up_locked(const char* why) {
@@ -266,6 +271,24 @@ bool Output::failed() {
 Output::Drops Output::drops() {
   std::lock_guard lock(mutex_);
   return drops_;
+}
+
+void Output::count_dropped(size_t bytes) {
+  std::lock_guard lock(mutex_);
+  ++drops_.events;
+  drops_.bytes += bytes;
+}
+
+bool Output::take_drops_to_note(Drops& totals) {
+  std::lock_guard lock(mutex_);
+  if (socket_ < 0 || failed_ || given_up_ || drops_.events == noted_.events) return false;
+  noted_ = totals = drops_;
+  return true;
+}
+
+int Output::waiting_writers() {
+  std::lock_guard lock(mutex_);
+  return waiting_writers_;
 }
 
 void Output::flush() {

@@ -60,6 +60,14 @@ class Output {
   // drops, if any, are reported on stderr.
   void close();
   Drops drops();
+  // An admitted event its writer could not write after all (the binary report's deferred events
+  // over their limit): counted as dropped.
+  void count_dropped(size_t bytes);
+  // format=b: true, with the running totals, when events were dropped since the last call (the
+  // binary report writes them as a DROPPED note record; text streams get a line from here).
+  bool take_drops_to_note(Drops& totals);
+  // Threads waiting for the front end right now (reports, drain; tests wait on it).
+  int waiting_writers();
   // The socket, for the command listener (-1 when writing to a file).
   int socket() const { return socket_; }
   const std::string& name() const { return name_; }
@@ -93,6 +101,7 @@ class Output {
   size_t in_flight_ = 0;  // bytes the writer thread is sending
   bool closing_ = false;
   bool given_up_ = false;
+  int waiting_writers_ = 0;
   std::chrono::steady_clock::time_point last_progress_;
   Drops drops_;
   Drops noted_;                       // drops already noted in the stream

@@ -1,5 +1,6 @@
 #include "binary_profile.h"
 
+#include <cstdio>
 #include <unordered_map>
 
 #include "hprof_format.h"
@@ -42,7 +43,20 @@ class ProfileVisitor : public hprof::Visitor {
     string_bytes_ += r.text.size();
     if (string_bytes_ > kStringBudget)
       throw ProfileError(source_ + ": more than 256 MiB of UTF8 names");
+    if (drops_note(r)) return;
     strings_[r.id] = std::string(r.text);
+  }
+  // HPROF's DROPPED note under net= (format=b): a UTF8 record with the name id whose bits are all
+  // set, which no other record names; the text is format=a's DROPPED line (running totals).
+  bool drops_note(const hprof::Utf8& r) {
+    if (r.id != ~uint64_t{0} && r.id != 0xFFFFFFFFu) return false;
+    unsigned long long events = 0, bytes = 0;
+    const std::string text(r.text);
+    if (std::sscanf(text.c_str(), "DROPPED: %llu events (%llu bytes)", &events, &bytes) != 2)
+      return false;
+    p_.dropped_events = events;
+    p_.dropped_bytes = bytes;
+    return true;
   }
   void on_load_class(const hprof::LoadClass& r) override {
     class_names_[r.class_serial] = name(r.name_id);

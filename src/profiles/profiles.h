@@ -76,8 +76,8 @@ struct JavaProfile {
     ++sections;
     ++section_counts[name];
   }
-  // net= (format=a): what the agent dropped while the front end was not reading, as of its last
-  // DROPPED line (running totals).
+  // net=: what the agent dropped while the front end was not reading, as of its last
+  // DROPPED line (format=a) or note record (format=b), running totals.
   uint64_t dropped_events = 0, dropped_bytes = 0;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;

@@ -248,6 +248,38 @@ TEST_P(VisualVmTest, ThreeSigquitsThenExitEachDumpOpensWithStableIds) {
   }
 }
 
+// A format=b stream over net= whose front end stalled while 20000 threads started and ended: it
+// carries HPROF's DROPPED notes (UTF8 records under the reserved name id, all bits set) and, at
+// exit, a heap dump. Saved as the front end received it, VisualVM's heap library opens it: the
+// notes do not trouble an independent reader.
+TEST_P(VisualVmTest, StalledNetStreamWithDropNotesOpens) {
+  LoopbackReceiver receiver;
+  JavaProcess jvm(
+      jdk(),
+      Command("heap=dump,format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(receiver.port()),
+              "hproftest.ThreadStorm", {"20000"}),
+      dir().path());
+  ASSERT_TRUE(receiver.accept_one(60)) << "HPROF did not connect\n" << jvm.wait().describe();
+  // Nothing is read until the program has done its work.
+  ASSERT_TRUE(jvm.wait_for_stdout("THREADSTORM DONE 20000 true")) << jvm.wait().describe();
+  const std::string bytes = receiver.read_to_eof(jvm);
+  const RunResult run = jvm.wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  ASSERT_NE(run.err.find("hprof: net=: "), std::string::npos) << "nothing was dropped\n"
+                                                              << run.describe();
+  // The note's record: tag UTF8, time, length, the reserved 8-byte id, the text.
+  const std::string note_id(8, '\xff');
+  EXPECT_NE(bytes.find(note_id + "DROPPED: "), std::string::npos) << "no DROPPED note";
+  const std::string file = path("net.hprof");
+  FILE* out = std::fopen(file.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), out), bytes.size());
+  std::fclose(out);
+  const Counts counts = VisualVmCountsOf(file);
+  EXPECT_GT(counts.count("java.lang.String") ? counts.at("java.lang.String") : 0, 1000)
+      << "VisualVM did not read the heap dump";
+}
+
 INSTANTIATE_FOR_JDKS(VisualVmTest);
 
 }  // namespace

@@ -313,6 +313,33 @@ TEST(ProfilesText, DroppedLinesGiveTheLatestTotals) {
   EXPECT_THROW(bad.feed("DROPPED: many events\n"), profiles::ProfileError);
 }
 
+// net= with format=b: the agent's DROPPED notes (UTF8 records under the all-ones name id) carry
+// running totals; the last one counts. A name with the same text under an ordinary id (a thread a
+// program named so) is a name, not a note.
+TEST(ProfilesBinary, DroppedNotesGiveTheLatestTotals) {
+  hprof::MemorySink sink;
+  {
+    hprof::WriterOptions o;
+    o.version = hprof::Version::k1_0_2;
+    o.id_size = 8;
+    hprof::BinaryWriter w(sink, o);
+    const hprof::Id note = ~uint64_t{0};
+    w.utf8(note, "DROPPED: 7 events (420 bytes) while the front end was not reading");
+    const std::string fake = "DROPPED: 99 events (1 bytes) while the front end was not reading";
+    w.utf8(1, fake);
+    w.utf8(2, "main");
+    w.start_thread({200001, 1, 0, 1, 2, 0, 0});
+    w.utf8(note, "DROPPED: 12 events (700 bytes) while the front end was not reading");
+    w.flush();
+  }
+  const auto p = Parse(std::string(sink.data().begin(), sink.data().end()));
+  EXPECT_EQ(p.dropped_events, 12u);
+  EXPECT_EQ(p.dropped_bytes, 700u);
+  ASSERT_EQ(p.threads.count(200001), 1u);
+  EXPECT_EQ(p.threads.at(200001).name,
+            "DROPPED: 99 events (1 bytes) while the front end was not reading");
+}
+
 // Two-column folded stacks: every stack either side has, the base scaled to the target's total.
 TEST(ProfilesDiff, CollapsedColumnsAreNormalisedToTheTargetTotal) {
   using profiles::Stack;

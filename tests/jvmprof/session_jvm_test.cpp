@@ -243,6 +243,45 @@ TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
   EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
 }
 
+// format=b: the events a binary stream drops are thread starts and ends. A front end that reads
+// nothing while 20000 threads start and end one after another: the program finishes, and the drop
+// count on HPROF's stderr reaches the session through the stream (the DROPPED note record).
+TEST_P(SessionJvmTest, StalledFrontEndBinaryDropsAreCounted) {
+  Listener listener;
+  listener.small_receive_buffer();
+  JavaProcess jvm(jdk(),
+                  Command("format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
+                          "hproftest.ThreadStorm", {"20000"}),
+                  dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  // Nobody reads fd until the program has done all its work.
+  ASSERT_TRUE(jvm.wait_for_stdout("THREADSTORM DONE 20000 true"))
+      << "the JVM did not finish while the front end was not reading\n"
+      << jvm.wait().describe();
+  jvmprof::Session session(1, "jvm", fd, true, 0, {});
+  session.start();
+  const RunResult run = jvm.wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  const std::string key = "hprof: net=: ";
+  const size_t at = run.err.find(key);
+  ASSERT_NE(at, std::string::npos) << "no drop count on stderr\n" << run.describe();
+  const uint64_t dropped = std::stoull(run.err.substr(at + key.size()));
+  EXPECT_GT(dropped, 0u);
+  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  const nlohmann::json info = session.info();
+  EXPECT_EQ(info["droppedEvents"], dropped) << info.dump();
+  EXPECT_GT(info["droppedBytes"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
+  // The threads that were not dropped arrived: started threads = 20000 + the JVM's own - dropped
+  // starts; at least some of the storm's got through before the queue filled.
+  const auto p = session.profile();
+  size_t storm = 0;
+  for (const auto& [serial, t] : p->threads) storm += t.name.rfind("storm-", 0) == 0;
+  EXPECT_GT(storm, 0u);
+  EXPECT_LT(storm, 20000u);
+}
+
 // A connection that has been idle for longer than HPROF's stall limit has not stalled: a report
 // asked for afterwards is sent whole and the connection stays up (the idle time once counted as a
 // stall and HPROF gave the front end up). The wait is the scenario, not a guess at timing.

@@ -1,0 +1,142 @@
+// HPROF's net= writer with format=b, without a JVM: a Java thread's event (a class load, a thread
+// start) never waits for a report that holds the binary report's lock while it waits for room in
+// the queue of a front end that reads nothing. The handshake is the writer's own state: the test
+// acts once a report is known to be waiting (Output::waiting_writers), and checks that the event
+// returned while that report was still waiting; then the front end reads, and the stream shows
+// the deferred class load after the report, whole and readable.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "binary_report.h"
+#include "hprof_format.h"
+#include "output.h"
+
+namespace hprof::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A loopback listener whose connection is not read until the test says so.
+class StalledPeer {
+ public:
+  StalledPeer() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listen_, 1) != 0 ||
+        ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      throw std::runtime_error("cannot listen on loopback");
+    port_ = ntohs(a.sin_port);
+  }
+  ~StalledPeer() {
+    if (conn_ >= 0) ::close(conn_);
+    ::close(listen_);
+  }
+  int port() const { return port_; }
+  void accept() { conn_ = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC); }
+  // Reads until the writer closes.
+  std::string read_all() {
+    std::string data;
+    char buffer[1 << 16];
+    for (ssize_t n; (n = ::read(conn_, buffer, sizeof buffer)) > 0;) data.append(buffer, n);
+    return data;
+  }
+
+ private:
+  int listen_ = -1;
+  int conn_ = -1;
+  int port_ = 0;
+};
+
+TEST(NetWriter, EventsDoNotWaitForAReportWaitingForRoom) {
+  StalledPeer peer;
+  Options options;
+  options.binary = true;
+  options.net_host = "127.0.0.1";
+  options.net_port = peer.port();
+  options.net_queue_bytes = 4096;
+  Output output;
+  std::string error;
+  ASSERT_TRUE(output.open(options, error)) << error;
+  peer.accept();
+  BinaryReport report;
+  report.begin(output, options);
+
+  // The report: a CPU SAMPLES record far larger than the queue and the socket buffers (12 MB;
+  // loopback buffers grow to a few MB at most), then a second one, which waits for room while it
+  // holds the report's lock.
+  std::vector<Cost> big(1'500'000, Cost{1, 1, 0});
+  std::atomic<bool> report_done{false};
+  std::thread reporter([&] {
+    report.cpu_samples(big, big.size());
+    report.cpu_samples({Cost{2, 7, 0}}, 7);
+    report_done = true;
+  });
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  while (output.waiting_writers() == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(output.waiting_writers(), 1) << "the report never waited for room";
+  ASSERT_FALSE(report_done);
+
+  // Java threads meanwhile: a class load (never dropped) and a thread start (dropped: no room).
+  std::thread java([&] {
+    ClassInfo info;
+    info.serial = 77;
+    info.name = "planted.LateClass";
+    {
+      Output::EventScope scope(output, 0, /*droppable=*/false);
+      report.load_class(info, reinterpret_cast<jobjectID>(0x7700));
+    }
+    ThreadInfo thread;
+    thread.name = "late-thread";
+    Output::EventScope scope(output, 64 + thread.name.size());
+    if (scope.admitted()) report.start_thread(9, reinterpret_cast<jobjectID>(0x900), thread);
+  });
+  java.join();
+  // The events returned while the report still waited (before the fix they waited for its lock,
+  // i.e. until the report gave the front end up after Output::kStallLimit).
+  EXPECT_FALSE(report_done) << "the events waited for the report";
+  EXPECT_EQ(output.waiting_writers(), 1);
+
+  std::string stream;
+  std::thread reader([&] { stream = peer.read_all(); });
+  reporter.join();
+  report.note_drops();
+  output.close();
+  reader.join();
+  EXPECT_TRUE(report_done);
+  EXPECT_FALSE(output.failed());
+  EXPECT_EQ(output.drops().events, 1u);  // the thread start
+
+  Profile p;
+  try {
+    p = read_memory(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(stream.data()), stream.size()));
+  } catch (const std::exception& e) {
+    FAIL() << "the stream does not read back: " << e.what();
+  }
+  ASSERT_EQ(p.cpu_samples.size(), 2u);
+  const LoadClass* late = p.find_class_by_serial(77);
+  ASSERT_NE(late, nullptr) << "the deferred class load was never written";
+  EXPECT_EQ(p.strings.at(late->name_id), "planted.LateClass");
+  EXPECT_TRUE(p.threads.empty()) << "the thread start was dropped, not written";
+  // The drop is in the stream too, as the DROPPED note under the reserved name id.
+  ASSERT_EQ(p.strings.count(BinaryReport::kDropsNoteId), 1u);
+  EXPECT_EQ(p.strings.at(BinaryReport::kDropsNoteId).rfind("DROPPED: 1 events (", 0), 0u)
+      << p.strings.at(BinaryReport::kDropsNoteId);
+}
+
+}  // namespace
+}  // namespace hprof::agent
