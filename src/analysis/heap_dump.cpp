@@ -108,17 +108,6 @@ uint32_t HeapDump::Impl::find_node(uint64_t id) const {
   });
 }
 
-// The scan find_node replaced, kept for the benchmark's before/after row and the tests.
-uint32_t HeapDump::Impl::find_node_by_scan(uint64_t id) const {
-  std::span<const uint8_t> file = dump();
-  const uint32_t ids = ix().header.id_size;
-  for (uint32_t v = 0; v < ix().node_count; ++v) {
-    const uint64_t at = ix().node_offset[v];
-    if (at + 1 + ids <= file.size() && detail::load_be(file.data() + at + 1, ids) == id) return v;
-  }
-  return kNone;
-}
-
 const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
   if (tree_) return *tree_;
   const uint32_t n = ix().node_count;

@@ -34,8 +34,7 @@ struct HeapDump::Impl {
   uint64_t id_of(uint32_t node) const;
   ObjectInfo info(uint32_t node) const;
   const std::string& class_name(uint32_t node) const;
-  uint32_t find_node(uint64_t id) const;          // kNone if absent; O(1) (the id table)
-  uint32_t find_node_by_scan(uint64_t id) const;  // the same by a scan of every object
+  uint32_t find_node(uint64_t id) const;  // kNone if absent; O(1): the id table
   const std::vector<ClassStats>& class_stats() const;
   // Retained set of `node` by class, biggest first; `objects` gets its size.
   std::vector<ClassStats> retained_by_class(uint32_t node, size_t limit, uint64_t* objects) const;
