@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 
@@ -71,10 +72,9 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
 }
 
 std::span<const uint8_t> HeapDump::Impl::dump() const {
-  if (!dump_mapped) {
-    dump_file = detail::MappedFile::open(path, gzip);
-    dump_mapped = true;
-  }
+  // Queries run concurrently (jvmprof serve's request threads): mapped once; a failure throws
+  // and leaves it to the next call.
+  std::call_once(dump_once, [this] { dump_file = detail::MappedFile::open(path, gzip); });
   return dump_file.bytes();
 }
 
@@ -109,6 +109,7 @@ uint32_t HeapDump::Impl::find_node(uint64_t id) const {
 }
 
 const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
+  std::lock_guard lock(lazy_mu);
   if (tree_) return *tree_;
   const uint32_t n = ix().node_count;
   auto t = std::make_unique<Tree>();
@@ -127,6 +128,7 @@ const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
 std::string HeapDump::Impl::utf8_name(uint64_t id) const {
   std::span<const uint8_t> file = dump();
   const uint32_t ids = ix().header.id_size;
+  std::lock_guard lock(lazy_mu);
   if (!utf8_) {
     // Top-level records only: heap dump segments are skipped by their lengths.
     auto table = std::make_unique<std::vector<std::pair<uint64_t, uint64_t>>>();
@@ -160,6 +162,7 @@ uint64_t HeapDump::Impl::reachable_bytes() const {
 }
 
 const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
+  std::lock_guard lock(lazy_mu);
   if (histogram_) return *histogram_;
   const auto& classes = ix().classes;
   auto stats = std::make_unique<std::vector<ClassStats>>(classes.size());

@@ -1,6 +1,7 @@
 // Internal: what a HeapDump holds, and the helpers the query files share.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@ struct HeapDump::Impl {
   // The dump itself, mapped on first use (a reopened dump needs it only for record details).
   std::span<const uint8_t> dump() const;
   mutable detail::MappedFile dump_file;
-  mutable bool dump_mapped = false;
+  mutable std::once_flag dump_once;
+  // The caches below are built on first use by whichever query needs them; queries may run on
+  // several threads at once (jvmprof serve), so building and checking them holds this lock.
+  mutable std::recursive_mutex lazy_mu;
 
   // The dominator tree's children in CSR form (node_count + 1 is the super-root), built once.
   struct Tree {

@@ -223,6 +223,7 @@ std::optional<ObjectDetail> HeapDump::object_detail(uint64_t id, uint64_t elemen
 }
 
 const HeapDump::Impl::Referrers& HeapDump::Impl::referrer_index() const {
+  std::lock_guard lock(lazy_mu);
   if (referrers_) return *referrers_;
   const detail::HeapIndex& x = ix();
   const uint32_t n = x.node_count;
