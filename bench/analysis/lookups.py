@@ -2,9 +2,10 @@
 """Object-view lookups per second, before vs after, in one run on the same dump.
 
 BenchHeap (bench.py's heap program) is dumped by `jcmd GC.heap_dump` (JDK 17); then
-lookup_bench.cpp, which uses only the public analysis.h, is built twice with the same compiler and
-flags: against src/analysis as of --before (a git revision; default the commit before the id
-table) and against src/analysis of the working tree. Both run on the same dump, interleaved:
+lookup_bench.cpp, which uses only the public analysis.h, runs twice: as built by CMake in --build
+(analysis_lookup_bench: the working tree's library, RelWithDebInfo) and built here with the same
+compiler and flags (-O2 -g -DNDEBUG) against src/analysis as of --before (a git revision; default
+the commit before the id table). Both run on the same dump, interleaved:
 after, before, after again (the A/A row). Each times object(id), object_detail(id) (one page)
 and referrers(id) (one page of 100) over the same ids, for --seconds CPU-seconds per kind, and
 reports calls per CPU-second (the work itself on a shared machine) and per wall-second.
@@ -12,6 +13,7 @@ reports calls per CPU-second (the work itself on a shared machine) and per wall-
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,13 +24,29 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (make_dump, run)
 
 
-def build_driver(source_dir, out, cxx):
-    """Builds lookup_bench.cpp against the analysis sources in source_dir/src/analysis."""
-    srcs = sorted(os.path.join(source_dir, "src/analysis", f)
-                  for f in os.listdir(os.path.join(source_dir, "src/analysis")) if f.endswith(".cpp"))
-    cmd = [cxx, "-std=c++20", "-O2", "-DNDEBUG", "-I", os.path.join(source_dir, "src/analysis"),
-           os.path.join(HERE, "lookup_bench.cpp"), *srcs, "-lz", "-o", out]
-    subprocess.run(["nice", "-n", "5", *cmd], check=True)
+def build_driver(source_dir, out, cxx, jobs=2):
+    """Builds lookup_bench.cpp against the analysis sources in source_dir/src/analysis with the
+    flags of a RelWithDebInfo build (-O2 -g -DNDEBUG), through ccache when there is one, `jobs`
+    files at a time."""
+    analysis = os.path.join(source_dir, "src/analysis")
+    srcs = sorted(os.path.join(analysis, f) for f in os.listdir(analysis) if f.endswith(".cpp"))
+    srcs.append(os.path.join(HERE, "lookup_bench.cpp"))
+    launcher = ["ccache"] if shutil.which("ccache") else []
+    flags = ["-std=c++20", "-O2", "-g", "-DNDEBUG", "-I", analysis]
+    objdir = out + ".o"
+    os.makedirs(objdir, exist_ok=True)
+    objs, running = [], []
+    for src in srcs:
+        obj = os.path.join(objdir, os.path.basename(src) + ".o")
+        objs.append(obj)
+        running.append(subprocess.Popen(["nice", "-n", "5", *launcher, cxx, *flags, "-c", src, "-o", obj]))
+        if len(running) >= jobs:
+            if running.pop(0).wait() != 0:
+                sys.exit(f"compiling for {out} failed")
+    for p in running:
+        if p.wait() != 0:
+            sys.exit(f"compiling for {out} failed")
+    subprocess.run([cxx, *objs, "-lz", "-pthread", "-o", out], check=True)
 
 
 def parse(out):
@@ -70,9 +88,11 @@ def main():
     archive = subprocess.run(["git", "-C", REPO, "archive", args.before, "src/analysis"],
                              check=True, stdout=subprocess.PIPE).stdout
     subprocess.run(["tar", "-x", "-C", before_src], input=archive, check=True)
-    drivers = {"before": os.path.join(work, "lookup-before"), "after": os.path.join(work, "lookup-after")}
+    drivers = {"before": os.path.join(work, "lookup-before"),
+               "after": os.path.join(args.build, "bench/analysis/analysis_lookup_bench")}
+    if not os.path.exists(drivers["after"]):
+        sys.exit(f"missing {drivers['after']} (cmake --build {args.build} --target analysis_lookup_bench)")
     build_driver(before_src, drivers["before"], args.cxx)
-    build_driver(REPO, drivers["after"], args.cxx)
 
     dump = os.path.join(work, f"heap-{args.size}m.hprof")
     bench.make_dump(java, jcmd, classes, args.size, dump, max(2, args.size // 5 + 2))
@@ -81,7 +101,7 @@ def main():
     print(f"# object-view lookups — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}, {os.cpu_count()} CPUs")
     print(f"# dump {size_mb:.0f} MB (BenchHeap {args.size}M, jcmd, {args.java_home}); before = {args.before}, "
-          f"after = working tree; {args.seconds} CPU-s per kind, {args.ids} ids")
+          f"after = this build; {args.seconds} CPU-s per kind, {args.ids} ids")
     results = []
     for name in ("after", "before", "after"):
         r = bench.run([drivers[name], dump, str(args.seconds), str(args.ids)])
