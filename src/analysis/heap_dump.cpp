@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
 
 #include "byte_reader.h"
 #include "heap_dump_impl.h"
+#include "id_table.h"
 #include "progress.h"
 #include "text_dump.h"
 
@@ -70,10 +72,9 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
 }
 
 std::span<const uint8_t> HeapDump::Impl::dump() const {
-  if (!dump_mapped) {
-    dump_file = detail::MappedFile::open(path, gzip);
-    dump_mapped = true;
-  }
+  // Queries run concurrently (jvmprof serve's request threads): mapped once; a failure throws
+  // and leaves it to the next call.
+  std::call_once(dump_once, [this] { dump_file = detail::MappedFile::open(path, gzip); });
   return dump_file.bytes();
 }
 
@@ -94,17 +95,21 @@ ObjectInfo HeapDump::Impl::info(uint32_t node) const {
   return {id_of(node), class_name(node), ix().shallow(node), ix().retained[node]};
 }
 
+// Through the index's id table: a probe or two, each reading a candidate's id from the dump.
 uint32_t HeapDump::Impl::find_node(uint64_t id) const {
   std::span<const uint8_t> file = dump();
-  const uint32_t ids = ix().header.id_size;
-  for (uint32_t v = 0; v < ix().node_count; ++v) {
-    const uint64_t at = ix().node_offset[v];
-    if (at + 1 + ids <= file.size() && detail::load_be(file.data() + at + 1, ids) == id) return v;
-  }
-  return kNone;
+  const detail::HeapIndex& x = ix();
+  const uint32_t ids = x.header.id_size;
+  return detail::find_in_id_table(x.id_table, id, [&](uint32_t v) -> uint64_t {
+    const uint64_t at = x.node_offset[v];
+    // An offset past the end cannot be a match: the probe goes on.
+    if (at + 1 + ids > file.size()) return ~id;
+    return detail::load_be(file.data() + at + 1, ids);
+  });
 }
 
 const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
+  std::lock_guard lock(lazy_mu);
   if (tree_) return *tree_;
   const uint32_t n = ix().node_count;
   auto t = std::make_unique<Tree>();
@@ -123,6 +128,7 @@ const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
 std::string HeapDump::Impl::utf8_name(uint64_t id) const {
   std::span<const uint8_t> file = dump();
   const uint32_t ids = ix().header.id_size;
+  std::lock_guard lock(lazy_mu);
   if (!utf8_) {
     // Top-level records only: heap dump segments are skipped by their lengths.
     auto table = std::make_unique<std::vector<std::pair<uint64_t, uint64_t>>>();
@@ -156,6 +162,7 @@ uint64_t HeapDump::Impl::reachable_bytes() const {
 }
 
 const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
+  std::lock_guard lock(lazy_mu);
   if (histogram_) return *histogram_;
   const auto& classes = ix().classes;
   auto stats = std::make_unique<std::vector<ClassStats>>(classes.size());

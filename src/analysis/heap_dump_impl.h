@@ -1,6 +1,7 @@
 // Internal: what a HeapDump holds, and the helpers the query files share.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@ struct HeapDump::Impl {
   // The dump itself, mapped on first use (a reopened dump needs it only for record details).
   std::span<const uint8_t> dump() const;
   mutable detail::MappedFile dump_file;
-  mutable bool dump_mapped = false;
+  mutable std::once_flag dump_once;
+  // The caches below are built on first use by whichever query needs them; queries may run on
+  // several threads at once (jvmprof serve), so building and checking them holds this lock.
+  mutable std::recursive_mutex lazy_mu;
 
   // The dominator tree's children in CSR form (node_count + 1 is the super-root), built once.
   struct Tree {
@@ -34,7 +38,7 @@ struct HeapDump::Impl {
   uint64_t id_of(uint32_t node) const;
   ObjectInfo info(uint32_t node) const;
   const std::string& class_name(uint32_t node) const;
-  uint32_t find_node(uint64_t id) const;  // kNone if absent
+  uint32_t find_node(uint64_t id) const;  // kNone if absent; O(1): the id table
   const std::vector<ClassStats>& class_stats() const;
   // Retained set of `node` by class, biggest first; `objects` gets its size.
   std::vector<ClassStats> retained_by_class(uint32_t node, size_t limit, uint64_t* objects) const;

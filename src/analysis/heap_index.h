@@ -68,6 +68,9 @@ struct HeapIndex {
   std::span<const RootEntry> roots;
   std::span<const uint32_t> idom;      // kNone unreachable, node_count: the super-root
   std::span<const uint64_t> retained;  // bytes
+  // id -> node: an open-addressing table of nodes (kNone: empty), id_table.h; ids are read back
+  // from the dump at node_offset.
+  std::span<const uint32_t> id_table;
   std::vector<ClassInfo> classes;
   uint32_t class_class = kNone;  // java.lang.Class
 
@@ -120,6 +123,7 @@ class IndexBuilder {
   std::span<uint32_t> edge_target() { return at<uint32_t>(kEdgeTarget, max_edges_); }
   std::span<uint32_t> idom() { return at<uint32_t>(kIdom, n_); }
   std::span<uint64_t> retained() { return at<uint64_t>(kRetained, n_); }
+  std::span<uint32_t> id_table();
   bool saving() const { return !final_path_.empty(); }
 
   // Points `index`'s node and edge spans at the file (edge_count references used); when saving,
@@ -138,6 +142,7 @@ class IndexBuilder {
     kIdom,
     kRetained,
     kMeta,
+    kIdTable,
     kSectionCount
   };
 

@@ -1,4 +1,4 @@
-// The saved index: DUMP.jvmprof-index, a header and ten 8-byte-aligned sections in host byte
+// The saved index: DUMP.jvmprof-index, a header and eleven 8-byte-aligned sections in host byte
 // order, mapped back on reopen (no parsing of the node arrays, so reopening costs one checksum
 // pass and one validation pass over them). Valid only for the dump of the recorded size and
 // mtime and for this format version; anything else, or any inconsistency, means "rebuild".
@@ -15,15 +15,16 @@
 
 #include "analysis.h"
 #include "heap_index.h"
+#include "id_table.h"
 
 namespace analysis::detail {
 
 namespace {
 
 constexpr char kMagic[8] = {'J', 'V', 'M', 'P', 'I', 'D', 'X', '\n'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the id table section
 constexpr uint32_t kEndianMark = 0x01020304;
-constexpr int kSections = 10;
+constexpr int kSections = 11;
 
 struct Section {
   uint64_t offset;
@@ -264,10 +265,14 @@ void IndexBuilder::reserve(uint64_t max_edges) {
   // The fixed-size sections first, the references (whose count is only bounded until the objects
   // are read) last, so the small sections can follow wherever the references end.
   const uint64_t n = n_;
-  const std::pair<SectionId, uint64_t> order[] = {
-      {kNodeOffset, 8 * n},        {kNodeClass, 4 * n}, {kNodeSize8, 4 * n},
-      {kEdgeBegin, 8 * (n + 1)},   {kIdom, 4 * n},      {kRetained, 8 * n},
-      {kEdgeTarget, 4 * max_edges}};
+  const std::pair<SectionId, uint64_t> order[] = {{kNodeOffset, 8 * n},
+                                                  {kNodeClass, 4 * n},
+                                                  {kNodeSize8, 4 * n},
+                                                  {kEdgeBegin, 8 * (n + 1)},
+                                                  {kIdom, 4 * n},
+                                                  {kRetained, 8 * n},
+                                                  {kIdTable, 4 * id_table_slots(n)},
+                                                  {kEdgeTarget, 4 * max_edges}};
   uint64_t at = sizeof(FileHeader);
   for (auto [id, bytes] : order) {
     offset_[id] = at;
@@ -292,6 +297,10 @@ bool IndexBuilder::map_reserved() {
   return true;
 }
 
+std::span<uint32_t> IndexBuilder::id_table() {
+  return at<uint32_t>(kIdTable, id_table_slots(n_));
+}
+
 IndexBuilder::~IndexBuilder() {
   if (base_) ::munmap(base_, reserved_);
   if (fd_ >= 0) ::close(fd_);
@@ -307,16 +316,17 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
   index.edge_target = edge_target().first(edge_count);
   index.idom = idom();
   index.retained = retained();
+  index.id_table = id_table();
   index.weak_edges = index.owned->weak_edges;
   index.roots = index.owned->roots;
   if (saving()) {
     // The small sections follow the references; then the header, with the checksum of all.
     std::vector<uint8_t> meta = encode_meta(index);
     std::span<const uint8_t> parts[kSections] = {
-        bytes_of(index.node_offset),   bytes_of(index.node_class),  bytes_of(index.node_size8),
-        bytes_of(index.edge_begin),    bytes_of(index.edge_target), bytes_of(index.weak_edges),
-        bytes_of(index.roots),         bytes_of(index.idom),        bytes_of(index.retained),
-        std::span<const uint8_t>(meta)};
+        bytes_of(index.node_offset),    bytes_of(index.node_class),  bytes_of(index.node_size8),
+        bytes_of(index.edge_begin),     bytes_of(index.edge_target), bytes_of(index.weak_edges),
+        bytes_of(index.roots),          bytes_of(index.idom),        bytes_of(index.retained),
+        std::span<const uint8_t>(meta), bytes_of(index.id_table)};
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);
     h.version = kVersion;
@@ -403,9 +413,11 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
   index->roots = section(6, static_cast<RootEntry*>(nullptr));
   index->idom = section(7, static_cast<uint32_t*>(nullptr));
   index->retained = section(8, static_cast<uint64_t*>(nullptr));
+  index->id_table = section(10, static_cast<uint32_t*>(nullptr));
   if (index->node_offset.size() != n || index->node_class.size() != n ||
       index->node_size8.size() != n || index->edge_begin.size() != n + 1 ||
-      index->idom.size() != n || index->retained.size() != n)
+      index->idom.size() != n || index->retained.size() != n ||
+      index->id_table.size() != id_table_slots(n))
     return nullptr;
   MetaReader meta(bytes.subspan(h.sections[9].offset, h.sections[9].bytes));
   index->header.format = meta.str();
@@ -451,6 +463,8 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
     if (e.from >= n || e.to >= n) return nullptr;
   for (const RootEntry& r : index->roots)
     if (r.node >= n) return nullptr;
+  for (uint32_t node : index->id_table)
+    if (node >= n && node != kNone) return nullptr;
   index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4]};
   index->mapped = std::move(file);
   return index;

@@ -14,6 +14,7 @@
 
 #include "byte_reader.h"
 #include "heap_index.h"
+#include "id_table.h"
 
 namespace analysis::detail {
 
@@ -480,17 +481,11 @@ class Indexer {
 
   // ---- id -> node ----
 
-  static uint64_t hash(uint64_t id) { return id * 0x9E3779B97F4A7C15ull; }
-
-  // Home slot of an id: the hash scaled to the table's size (any size, not a power of two, so
-  // the table is 1.5 slots per object, 24 bytes, whatever the count).
-  uint64_t home(uint64_t id) const {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(hash(id)) * id_slots_) >> 64);
-  }
+  uint64_t home(uint64_t id) const { return id_home(id, id_slots_); }
 
   void build_id_table() {
     const uint32_t n = index_.node_count;
-    id_slots_ = uint64_t{n} + n / 2 + 16;
+    id_slots_ = id_table_slots(n);
     id_table_.assign(id_slots_, IdSlot{0, kNone, 0});
     for (uint32_t v = 0; v < n; ++v) {
       const uint64_t id = load_be(file_.data() + offset_[v] + 1, id_size_);
@@ -617,6 +612,10 @@ class Indexer {
       report("reading objects", v, n);
     }
     edge_begin[n] = edge_count_;
+    // The saved index keeps the table's nodes (4 bytes a slot, not 16): the object view looks
+    // objects up by id through it, reading a candidate's id back from the dump.
+    std::span<uint32_t> saved = out_->id_table();
+    for (uint64_t slot = 0; slot < id_slots_; ++slot) saved[slot] = id_table_[slot].node;
     std::vector<IdSlot>().swap(id_table_);
   }
 

@@ -1,5 +1,6 @@
 // The object view: one object's fields, elements or statics with their values, and its
-// referrers (from a reverse index of the reference graph, built on first use).
+// referrers (from a reverse index of the reference graph, built on first use). Objects are
+// found by id through the index's id table (id_table.h), never by a scan.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -105,25 +106,12 @@ static SlotValue make_slot(const HeapDump::Impl& impl, std::string name, uint8_t
   return s;
 }
 
-// Fills in the referenced objects of `slots` in one pass over the objects (ids are not indexed:
-// one scan for a page of slots instead of one per slot).
-static void resolve_targets(const HeapDump::Impl& impl, std::vector<SlotValue*> slots) {
-  std::vector<std::pair<uint64_t, SlotValue*>> wanted;
-  for (SlotValue* s : slots)
-    if (s->reference && s->target != 0) wanted.emplace_back(s->target, s);
-  if (wanted.empty()) return;
-  std::sort(wanted.begin(), wanted.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::span<const uint8_t> file = impl.dump();
-  const detail::HeapIndex& x = impl.ix();
-  const uint32_t ids = x.header.id_size;
-  for (uint32_t v = 0; v < x.node_count; ++v) {
-    const uint64_t at = x.node_offset[v];
-    if (at + 1 + ids > file.size()) continue;
-    const uint64_t id = detail::load_be(file.data() + at + 1, ids);
-    auto it = std::lower_bound(wanted.begin(), wanted.end(), id,
-                               [](const auto& w, uint64_t value) { return w.first < value; });
-    for (; it != wanted.end() && it->first == id; ++it) it->second->target_info = impl.info(v);
+// Fills in the referenced objects of `slots`, each looked up in the id table.
+static void resolve_targets(const HeapDump::Impl& impl, const std::vector<SlotValue*>& slots) {
+  for (SlotValue* s : slots) {
+    if (!s->reference || s->target == 0) continue;
+    const uint32_t v = impl.find_node(s->target);
+    if (v != kNone) s->target_info = impl.info(v);
   }
 }
 
@@ -230,11 +218,12 @@ std::optional<ObjectDetail> HeapDump::object_detail(uint64_t id, uint64_t elemen
   std::vector<SlotValue*> all;
   for (auto* list : {&d.fields, &d.elements, &d.statics})
     for (SlotValue& s : *list) all.push_back(&s);
-  resolve_targets(impl, std::move(all));
+  resolve_targets(impl, all);
   return d;
 }
 
 const HeapDump::Impl::Referrers& HeapDump::Impl::referrer_index() const {
+  std::lock_guard lock(lazy_mu);
   if (referrers_) return *referrers_;
   const detail::HeapIndex& x = ix();
   const uint32_t n = x.node_count;

@@ -8,17 +8,26 @@
 //    shallow size is its `sz=`; primitive arrays hold zeros (the object view shows neither, and
 //    the duplicate-strings view is empty for a text dump);
 //  - classes named by OBJ/ARR lines but without a CLS record get a class record.
+//
+// Memory is bounded by the classes, not by the objects or the text's size: the text is read
+// through a fixed buffer (lines of at most 1 MiB) three times — once to find the newest complete
+// section, once over that section for the per-class state (names, statics, the most copies of
+// each field name in one direct instance, the largest sz=), and once more writing every root and
+// object to the output as it is read (one instance's slots at a time; array elements go straight
+// to the file). Per class the limits of the binary format apply: at most 65535 fields, statics
+// and constants.
 #include "text_dump.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +36,16 @@
 
 namespace analysis::detail {
 namespace {
+
+constexpr size_t kMaxLine = 1 << 20;
+constexpr uint32_t kMaxTableEntries = 0xFFFF;  // u2 counts of CLASS DUMP's tables
+// Heap dump segments close at the first object boundary past this size; one object must then
+// still fit a segment's u4 length.
+constexpr uint64_t kSegmentTarget = 16u << 20;
+constexpr uint64_t kMaxObjectBytes = 0xFFFFFFFFull - kSegmentTarget - 4096;
+// No instance is larger than 65535 fields of 8 bytes and a header; a larger sz= would make up
+// more padding fields than a class can have.
+constexpr uint64_t kMaxInstanceSize = 16 + 8 * uint64_t{kMaxTableEntries};
 
 struct TextClass {
   uint64_t id = 0;
@@ -39,23 +58,24 @@ struct TextClass {
   // Layout (computed): own reference fields, then padding bytes.
   std::map<std::string, uint32_t> seen;  // field name -> most copies in one direct instance
   std::vector<std::string> seen_order;
+  uint32_t seen_total = 0;  // sum of `seen`
   std::vector<std::string> own_fields;
   uint32_t target_size = 0;  // sz= of its direct instances (largest)
   uint32_t own_padding = 0;
-};
-
-struct TextObject {
-  enum Kind : uint8_t { kInstance, kObjectArray, kPrimitiveArray } kind = kInstance;
-  uint8_t element_type = 0;
-  uint64_t id = 0, class_id = 0;
-  uint32_t trace = 0, size = 0, count = 0;
-  std::vector<std::pair<std::string, uint64_t>> refs;  // fields, or "[i]" elements
 };
 
 struct TextRoot {
   uint8_t kind = 0xFF;
   uint64_t id = 0, extra = 0;
   uint32_t thread = 0, frame_or_trace = 0;
+};
+
+// One OBJ or ARR header line.
+struct TextObject {
+  enum Kind : uint8_t { kInstance, kObjectArray, kPrimitiveArray } kind = kInstance;
+  uint8_t element_type = 0;
+  uint64_t id = 0, class_id = 0;
+  uint32_t trace = 0, size = 0, count = 0;
 };
 
 [[noreturn]] void bad(const std::string& path, uint64_t line, const std::string& what) {
@@ -120,136 +140,240 @@ std::string hprof_class_name(std::string_view java) {
   return out + "L" + base + ";";
 }
 
-class Parser {
+// Lines of a file from a byte offset, through a fixed buffer: a line longer than kMaxLine is an
+// error, so memory never follows the input. Lines come without "\n" or "\r\n".
+class LineReader {
  public:
-  explicit Parser(std::string path) : path_(std::move(path)) {}
+  LineReader(const std::string& path, uint64_t offset, uint64_t line_before)
+      : path_(path), number_(line_before), file_pos_(offset), buffer_(kMaxLine + (64 << 10)) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path + ": " + std::strerror(errno));
+  }
+  ~LineReader() { ::close(fd_); }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
 
-  // Reads the newest complete HEAP DUMP section.
-  void read() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw Error(path_ + ": " + std::strerror(errno));
-    std::string line;
-    uint64_t number = 0;
-    bool inside = false, complete = false;
-    while (std::getline(in, line)) {
-      ++number;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.starts_with("HEAP DUMP BEGIN")) {
-        inside = true;
-        pending_.clear();
-        pending_.emplace_back(number, std::string());
-        continue;
+  bool next(std::string_view& line) {
+    for (;;) {
+      const char* start = buffer_.data() + begin_;
+      const void* nl = std::memchr(start, '\n', end_ - begin_);
+      if (nl || (eof_ && begin_ < end_)) {
+        const size_t length =
+            nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+        if (length > kMaxLine) too_long();
+        line_offset_ = file_pos_ - (end_ - begin_);
+        line = std::string_view(start, length);
+        begin_ += length + (nl ? 1 : 0);
+        ++number_;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return true;
       }
-      if (!inside) continue;
-      if (line == "HEAP DUMP END") {
-        inside = false;
-        complete = true;
-        // Parsed at the end of each complete section so that a cut-off newer one leaves the
-        // older complete one in place.
-        parse(pending_);
-        pending_.clear();
-        continue;
-      }
-      pending_.emplace_back(number, std::move(line));
+      if (eof_) return false;
+      if (end_ - begin_ > kMaxLine) too_long();
+      std::memmove(buffer_.data(), start, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      const ssize_t n =
+          ::pread(fd_, buffer_.data() + end_, buffer_.size() - end_, static_cast<off_t>(file_pos_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw Error(path_ + ": " + std::strerror(errno));
+      if (n == 0) eof_ = true;
+      end_ += static_cast<size_t>(n);
+      file_pos_ += static_cast<uint64_t>(n);
     }
-    if (!complete) throw Error(path_ + ": no complete HEAP DUMP section in the text profile");
+  }
+  uint64_t number() const { return number_; }       // of the line returned last
+  uint64_t offset() const { return line_offset_; }  // byte offset of the line returned last
+
+ private:
+  [[noreturn]] void too_long() {
+    bad(path_, number_ + 1, "line longer than " + std::to_string(kMaxLine) + " bytes");
+  }
+  std::string path_;
+  int fd_ = -1;
+  uint64_t number_ = 0, file_pos_ = 0, line_offset_ = 0;
+  std::vector<char> buffer_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+};
+
+// The binary dump being written: a file written through a 1 MiB buffer, whose earlier bytes can
+// be patched (segment lengths, array elements listed out of order).
+class Writer {
+ public:
+  explicit Writer(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(path + ": " + std::strerror(errno));
+    buffer_.reserve(kBuffer);
+  }
+  ~Writer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void u1(uint8_t v) { put(&v, 1); }
+  void u2(uint16_t v) { be(v, 2); }
+  void u4(uint32_t v) { be(v, 4); }
+  void id(uint64_t v) { be(v, 8); }
+  void bytes(std::string_view s) { put(s.data(), s.size()); }
+  void zeros(uint64_t n) {
+    while (n > 0) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(n, kBuffer - buffer_.size()));
+      buffer_.insert(buffer_.end(), chunk, '\0');
+      n -= chunk;
+      if (buffer_.size() == kBuffer) flush();
+    }
+  }
+  uint64_t pos() const { return flushed_ + buffer_.size(); }
+  // Overwrites `n` (4 or 8) bytes at `at` with `v`, big-endian.
+  void patch(uint64_t at, uint64_t v, int n) {
+    char b[8];
+    for (int i = 0; i < n; ++i) b[i] = static_cast<char>(v >> (8 * (n - 1 - i)));
+    if (at >= flushed_) {
+      std::memcpy(buffer_.data() + (at - flushed_), b, static_cast<size_t>(n));
+    } else if (::pwrite(fd_, b, static_cast<size_t>(n), static_cast<off_t>(at)) != n) {
+      fail();
+    }
+  }
+  // A record of the top level whose body is `body`.
+  void record(uint8_t tag, std::string_view body) {
+    u1(tag);
+    u4(0);
+    u4(static_cast<uint32_t>(body.size()));
+    bytes(body);
+  }
+  void begin_segment() {
+    segment_ = pos();
+    u1(0x1C);
+    u4(0);
+    u4(0);  // the length, patched by end_segment
+  }
+  void end_segment() { patch(segment_ + 5, pos() - segment_ - 9, 4); }
+  // At an object boundary: a new segment once this one is past its target size.
+  void next_object() {
+    if (pos() - segment_ - 9 > kSegmentTarget) {
+      end_segment();
+      begin_segment();
+    }
+  }
+  void close() {
+    flush();
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail();
   }
 
+ private:
+  static constexpr size_t kBuffer = 1 << 20;
+  void be(uint64_t v, int n) {
+    char b[8];
+    for (int i = 0; i < n; ++i) b[i] = static_cast<char>(v >> (8 * (n - 1 - i)));
+    put(b, static_cast<size_t>(n));
+  }
+  void put(const void* p, size_t n) {
+    if (buffer_.size() + n > kBuffer) flush();
+    if (n > kBuffer) return write_out(p, n);
+    const char* c = static_cast<const char*>(p);
+    buffer_.insert(buffer_.end(), c, c + n);
+  }
+  void flush() {
+    write_out(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+  void write_out(const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, c, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail();
+      c += w, n -= static_cast<size_t>(w), flushed_ += static_cast<uint64_t>(w);
+    }
+  }
+  [[noreturn]] void fail() {
+    throw Error(path_ + ": cannot write the converted heap dump: " + std::strerror(errno));
+  }
+  std::string path_;
+  int fd_ = -1;
+  std::vector<char> buffer_;
+  uint64_t flushed_ = 0, segment_ = 0;
+};
+
+// Where the newest complete HEAP DUMP section starts: the byte offset of its BEGIN line and the
+// number of the line before it. Throws if there is none.
+struct Section {
+  uint64_t offset = 0, line_before = 0;
+};
+
+Section newest_complete_section(const std::string& path) {
+  LineReader in(path, 0, 0);
+  std::string_view line;
+  Section current, newest;
+  bool inside = false, complete = false;
+  while (in.next(line)) {
+    if (line.starts_with("HEAP DUMP BEGIN")) {
+      inside = true;
+      current = {in.offset(), in.number() - 1};
+    } else if (inside && line == "HEAP DUMP END") {
+      inside = false;
+      complete = true;
+      newest = current;
+    }
+  }
+  if (!complete) throw Error(path + ": no complete HEAP DUMP section in the text profile");
+  return newest;
+}
+
+void write_root(Writer& out, const TextRoot& r) {
+  out.next_object();
+  out.u1(r.kind);
+  out.id(r.id);
+  switch (r.kind) {
+    case 0x01:
+      out.id(r.extra);
+      break;
+    case 0x02:
+    case 0x03:
+    case 0x08:
+      out.u4(r.thread);
+      out.u4(r.frame_or_trace);
+      break;
+    case 0x04:
+    case 0x06:
+      out.u4(r.thread);
+      break;
+    default:
+      break;
+  }
+}
+
+// Padding as primitive fields: longs, then an int, a short and a byte for the rest.
+std::vector<uint8_t> padding_types(uint32_t bytes) {
+  std::vector<uint8_t> types(bytes / 8, 11);
+  if (bytes & 4) types.push_back(10);
+  if (bytes & 2) types.push_back(9);
+  if (bytes & 1) types.push_back(8);
+  return types;
+}
+
+class Converter {
+ public:
+  explicit Converter(std::string path) : path_(std::move(path)) {}
+
+  // Finds the newest complete section and reads its per-class state.
+  void read() {
+    section_ = newest_complete_section(path_);
+    walk(nullptr);
+    layout();
+  }
+
+  // Writes the binary dump to `out_path` (through a temporary renamed into place).
   void write(const std::string& out_path);
 
  private:
-  void parse(const std::vector<std::pair<uint64_t, std::string>>& lines) {
-    classes_.clear();
-    objects_.clear();
-    roots_.clear();
-    TextObject* object = nullptr;
-    TextClass* klass = nullptr;
-    for (size_t i = 1; i < lines.size(); ++i) {
-      const uint64_t n = lines[i].first;
-      std::string_view l = lines[i].second;
-      if (l.empty()) continue;
-      if (l[0] == '\t') {
-        // "\tname\t[\t]hex": the name is everything before the last tab run.
-        const size_t tab = l.rfind('\t');
-        uint64_t value = 0;
-        if (tab == 0 || !parse_hex(l.substr(tab + 1), value)) bad(path_, n, "malformed value line");
-        std::string_view name = l.substr(1, tab - 1);
-        while (!name.empty() && name.back() == '\t') name.remove_suffix(1);
-        if (object) {
-          object->refs.emplace_back(std::string(name), value);
-        } else if (klass) {
-          if (name == "super")
-            klass->super = value;
-          else if (name == "loader")
-            klass->loader = value;
-          else if (name == "signers")
-            klass->signers = value;
-          else if (name == "domain")
-            klass->domain = value;
-          else if (name.starts_with("static "))
-            klass->statics.emplace_back(name.substr(7), value);
-          else if (name.starts_with("constant pool entry ")) {
-            uint64_t index = 0;
-            if (!number_after(name, "entry ", index)) bad(path_, n, "malformed constant pool line");
-            klass->constants.emplace_back(static_cast<uint16_t>(index), value);
-          }
-        } else {
-          bad(path_, n, "value line outside an OBJ, ARR or CLS record");
-        }
-        continue;
-      }
-      object = nullptr;
-      klass = nullptr;
-      const size_t space = l.find(' ');
-      const size_t paren = l.find(" (");
-      uint64_t id = 0;
-      if (space == std::string_view::npos || paren == std::string_view::npos || !l.ends_with(")") ||
-          !parse_hex(l.substr(space + 1, paren - space - 1), id))
-        bad(path_, n, "malformed heap dump record");
-      std::string_view kind = l.substr(0, space);
-      std::string_view attrs = l.substr(paren + 2, l.size() - paren - 3);
-      if (kind == "ROOT") {
-        roots_.push_back(root(n, id, attrs));
-      } else if (kind == "OBJ" || kind == "ARR") {
-        TextObject o;
-        o.id = id;
-        uint64_t v = 0;
-        if (!number_after(attrs, "sz=", v)) bad(path_, n, "no sz=");
-        o.size = static_cast<uint32_t>(v);
-        if (number_after(attrs, "trace=", v)) o.trace = static_cast<uint32_t>(v);
-        const std::string_view key = kind == "OBJ" ? "class=" : "elem type=";
-        const size_t at = attrs.find(key);
-        if (at == std::string_view::npos) bad(path_, n, "no " + std::string(key));
-        std::string_view type = attrs.substr(at + key.size());
-        const size_t amp = type.rfind('@');
-        uint64_t class_id = 0;
-        if (amp != std::string_view::npos && parse_hex(type.substr(amp + 1), class_id))
-          type = type.substr(0, amp);
-        if (kind == "ARR") {
-          if (!number_after(attrs, "nelems=", v)) bad(path_, n, "no nelems=");
-          o.count = static_cast<uint32_t>(v);
-          o.element_type = primitive_array_type(type);
-          o.kind = o.element_type ? TextObject::kPrimitiveArray : TextObject::kObjectArray;
-        }
-        if (o.kind != TextObject::kPrimitiveArray) o.class_id = class_of(class_id, type);
-        objects_.push_back(std::move(o));
-        object = &objects_.back();
-      } else if (kind == "CLS") {
-        const size_t name_at = attrs.find("name=");
-        const size_t trace_at = attrs.rfind(", trace=");
-        if (name_at != 0 || trace_at == std::string_view::npos) bad(path_, n, "malformed CLS");
-        const uint64_t k = class_of(id, attrs.substr(5, trace_at - 5));
-        klass = &classes_[by_id_.at(k)];
-        klass->dumped = true;
-        klass->name = std::string(attrs.substr(5, trace_at - 5));
-        uint64_t v = 0;
-        if (number_after(attrs.substr(trace_at), "trace=", v))
-          klass->trace = static_cast<uint32_t>(v);
-      } else {
-        bad(path_, n, "unknown heap dump record '" + std::string(kind) + "'");
-      }
-    }
-  }
+  // One pass over the section's records. Without `out` it gathers the per-class state; with it
+  // (after layout()) it writes every root and object to `out` as it reads them.
+  void walk(Writer* out);
 
   TextRoot root(uint64_t n, uint64_t id, std::string_view attrs) {
     TextRoot r;
@@ -295,7 +419,8 @@ class Parser {
     return r;
   }
 
-  // The class with this id (0: none given, found or made up by name).
+  // The class with this id (0: none given, found or made up by name). Only the first pass
+  // adds classes; the second finds the same ones.
   uint64_t class_of(uint64_t id, std::string_view name) {
     if (id == 0) {
       auto it = by_name_.find(std::string(name));
@@ -316,48 +441,253 @@ class Parser {
   void layout();
 
   std::string path_;
-  std::vector<std::pair<uint64_t, std::string>> pending_;
+  Section section_;
   std::vector<TextClass> classes_;
   std::unordered_map<uint64_t, size_t> by_id_;
   std::unordered_map<std::string, size_t> by_name_;
-  std::vector<TextObject> objects_;
-  std::vector<TextRoot> roots_;
   uint64_t next_made_up_id_ = ~uint64_t{0} - 15;  // ids for classes named only by OBJ/ARR
 };
 
-void Parser::layout() {
+void Converter::walk(Writer* out) {
+  LineReader in(path_, section_.offset, section_.line_before);
+  std::string_view l;
+  in.next(l);  // HEAP DUMP BEGIN
+  const bool writing = out != nullptr;
+  if (writing) next_made_up_id_ = ~uint64_t{0} - 15;  // the same made-up ids again
+  enum { kOutside, kObject, kClass } where = kOutside;
+  TextObject object;
+  TextClass* klass = nullptr;
+  std::unordered_map<std::string, uint32_t> copies;  // first pass: names in this instance
+  // Second pass: the instance's slots over its class chain, or where the array's elements are.
+  struct Slot {
+    const std::string* name;  // nullptr: padding of `padding` bytes
+    uint64_t value;
+    uint32_t padding;
+  };
+  std::vector<Slot> slots;
+  uint64_t elements_at = 0, next_element = 0;
+
+  auto begin_object = [&](uint64_t n) {
+    if (!writing) {
+      copies.clear();
+      return;
+    }
+    out->next_object();
+    if (object.kind == TextObject::kInstance) {
+      // The chain's slots, own class first.
+      slots.clear();
+      size_t depth = 0;
+      uint64_t length = 0;
+      for (auto it = by_id_.find(object.class_id); it != by_id_.end() && ++depth <= classes_.size();
+           it = by_id_.find(classes_[it->second].super)) {
+        const TextClass& k = classes_[it->second];
+        for (const std::string& name : k.own_fields) slots.push_back({&name, 0, 0});
+        if (k.own_padding) slots.push_back({nullptr, 0, k.own_padding});
+        length += 8 * k.own_fields.size() + k.own_padding;
+        if (k.super == 0) break;
+      }
+      if (length > kMaxObjectBytes) bad(path_, n, "instance too large for a binary dump");
+    } else if (object.kind == TextObject::kObjectArray) {
+      out->u1(0x22);
+      out->id(object.id);
+      out->u4(object.trace);
+      out->u4(object.count);
+      out->id(object.class_id);
+      elements_at = out->pos();
+      next_element = 0;
+    } else {
+      out->u1(0x23);
+      out->id(object.id);
+      out->u4(object.trace);
+      out->u4(object.count);
+      out->u1(object.element_type);
+      out->zeros(uint64_t{object.count} * primitive_bytes(object.element_type));
+    }
+  };
+  auto end_object = [&] {
+    if (!writing || where != kObject) return;
+    if (object.kind == TextObject::kInstance) {
+      uint64_t length = 0;
+      for (const Slot& s : slots) length += s.name ? 8 : s.padding;
+      out->u1(0x21);
+      out->id(object.id);
+      out->u4(object.trace);
+      out->id(object.class_id);
+      out->u4(static_cast<uint32_t>(length));
+      for (const Slot& s : slots) {
+        if (s.name)
+          out->id(s.value);
+        else
+          out->zeros(s.padding);
+      }
+    } else if (object.kind == TextObject::kObjectArray) {
+      out->zeros(8 * (uint64_t{object.count} - next_element));
+    }
+  };
+
+  while (in.next(l)) {
+    const uint64_t n = in.number();
+    if (l == "HEAP DUMP END") break;
+    if (l.empty()) continue;
+    if (l[0] == '\t') {
+      // "\tname\t[\t]hex": the name is everything before the last tab run.
+      const size_t tab = l.rfind('\t');
+      uint64_t value = 0;
+      if (tab == 0 || !parse_hex(l.substr(tab + 1), value)) bad(path_, n, "malformed value line");
+      std::string_view name = l.substr(1, tab - 1);
+      while (!name.empty() && name.back() == '\t') name.remove_suffix(1);
+      if (where == kObject) {
+        if (object.kind == TextObject::kInstance) {
+          if (!writing) {
+            // The most copies of each name in one direct instance of the class.
+            TextClass& k = classes_[by_id_.at(object.class_id)];
+            const uint32_t c = ++copies[std::string(name)];
+            uint32_t& seen = k.seen[std::string(name)];
+            if (c > seen) {
+              if (seen == 0) k.seen_order.emplace_back(name);
+              seen = c;
+              if (++k.seen_total > kMaxTableEntries)
+                bad(path_, n, "more than 65535 reference fields in instances of " + k.name);
+            }
+          } else {
+            // Each listed field fills the first free slot of its name (a shadowed name fills
+            // the subclass's slot first, as HPROF lists them).
+            for (Slot& s : slots)
+              if (s.name && *s.name == name && s.value == 0) {
+                s.value = value;
+                break;
+              }
+          }
+        } else if (object.kind == TextObject::kObjectArray && writing) {
+          uint64_t index = 0;
+          if (number_after(name, "[", index) && index < object.count) {
+            if (index >= next_element) {
+              out->zeros(8 * (index - next_element));
+              out->id(value);
+              next_element = index + 1;
+            } else {
+              out->patch(elements_at + 8 * index, value, 8);  // listed out of order
+            }
+          }
+        }
+      } else if (where == kClass) {
+        if (writing) continue;
+        if (name == "super")
+          klass->super = value;
+        else if (name == "loader")
+          klass->loader = value;
+        else if (name == "signers")
+          klass->signers = value;
+        else if (name == "domain")
+          klass->domain = value;
+        else if (name.starts_with("static ")) {
+          if (klass->statics.size() < kMaxTableEntries)
+            klass->statics.emplace_back(name.substr(7), value);
+        } else if (name.starts_with("constant pool entry ")) {
+          uint64_t index = 0;
+          if (!number_after(name, "entry ", index)) bad(path_, n, "malformed constant pool line");
+          if (klass->constants.size() < kMaxTableEntries)
+            klass->constants.emplace_back(static_cast<uint16_t>(index), value);
+        }
+      } else {
+        bad(path_, n, "value line outside an OBJ, ARR or CLS record");
+      }
+      continue;
+    }
+    end_object();
+    where = kOutside;
+    klass = nullptr;
+    const size_t space = l.find(' ');
+    const size_t paren = l.find(" (");
+    uint64_t id = 0;
+    if (space == std::string_view::npos || paren == std::string_view::npos || !l.ends_with(")") ||
+        !parse_hex(l.substr(space + 1, paren - space - 1), id))
+      bad(path_, n, "malformed heap dump record");
+    std::string_view kind = l.substr(0, space);
+    std::string_view attrs = l.substr(paren + 2, l.size() - paren - 3);
+    if (kind == "ROOT") {
+      const TextRoot r = root(n, id, attrs);
+      if (writing) write_root(*out, r);
+    } else if (kind == "OBJ" || kind == "ARR") {
+      object = TextObject();
+      object.id = id;
+      uint64_t v = 0;
+      if (!number_after(attrs, "sz=", v)) bad(path_, n, "no sz=");
+      object.size = static_cast<uint32_t>(std::min<uint64_t>(v, 0xFFFFFFFFu));
+      if (number_after(attrs, "trace=", v)) object.trace = static_cast<uint32_t>(v);
+      const std::string_view key = kind == "OBJ" ? "class=" : "elem type=";
+      const size_t at = attrs.find(key);
+      if (at == std::string_view::npos) bad(path_, n, "no " + std::string(key));
+      std::string_view type = attrs.substr(at + key.size());
+      const size_t amp = type.rfind('@');
+      uint64_t class_id = 0;
+      if (amp != std::string_view::npos && parse_hex(type.substr(amp + 1), class_id))
+        type = type.substr(0, amp);
+      if (kind == "ARR") {
+        if (!number_after(attrs, "nelems=", v) || v > 0xFFFFFFFFu) bad(path_, n, "no nelems=");
+        object.count = static_cast<uint32_t>(v);
+        object.element_type = primitive_array_type(type);
+        object.kind = object.element_type ? TextObject::kPrimitiveArray : TextObject::kObjectArray;
+        const uint64_t element = object.element_type ? primitive_bytes(object.element_type) : 8;
+        if (uint64_t{object.count} * element > kMaxObjectBytes)
+          bad(path_, n, "array too large for a binary dump");
+      } else if (object.size > kMaxInstanceSize) {
+        bad(path_, n, "sz=" + std::to_string(object.size) + " is larger than an instance can be");
+      }
+      if (object.kind != TextObject::kPrimitiveArray) object.class_id = class_of(class_id, type);
+      if (object.kind == TextObject::kInstance && !writing) {
+        TextClass& k = classes_[by_id_.at(object.class_id)];
+        k.target_size = std::max(k.target_size, object.size);
+      }
+      where = kObject;
+      begin_object(n);
+    } else if (kind == "CLS") {
+      const size_t name_at = attrs.find("name=");
+      const size_t trace_at = attrs.rfind(", trace=");
+      if (name_at != 0 || trace_at == std::string_view::npos) bad(path_, n, "malformed CLS");
+      const uint64_t k = class_of(id, attrs.substr(5, trace_at - 5));
+      where = kClass;
+      if (writing) continue;
+      klass = &classes_[by_id_.at(k)];
+      klass->dumped = true;
+      klass->name = std::string(attrs.substr(5, trace_at - 5));
+      uint64_t v = 0;
+      if (number_after(attrs.substr(trace_at), "trace=", v))
+        klass->trace = static_cast<uint32_t>(v);
+    } else {
+      bad(path_, n, "unknown heap dump record '" + std::string(kind) + "'");
+    }
+  }
+  end_object();
+}
+
+void Converter::layout() {
   // java.lang.ref.Reference declares `referent` (the indexer treats it as a weak reference
   // there only); Reference itself is abstract, so its subclasses' instances name the field.
   auto reference = by_name_.find("java.lang.ref.Reference");
-  std::vector<int8_t> is_reference(classes_.size(), -1);  // -1: not known yet
   auto extends_reference = [&](size_t i) {
     if (reference == by_name_.end()) return false;
-    if (is_reference[i] < 0) {
-      size_t k = i, depth = 0;
-      while (k != reference->second && ++depth <= classes_.size()) {
-        auto it = by_id_.find(classes_[k].super);
-        if (classes_[k].super == 0 || it == by_id_.end()) break;
-        k = it->second;
-      }
-      is_reference[i] = k == reference->second;
+    size_t k = i, depth = 0;
+    while (k != reference->second && ++depth <= classes_.size()) {
+      auto it = by_id_.find(classes_[k].super);
+      if (classes_[k].super == 0 || it == by_id_.end()) break;
+      k = it->second;
     }
-    return is_reference[i] == 1;
+    return k == reference->second;
   };
-  for (const TextObject& o : objects_) {
-    if (o.kind != TextObject::kInstance) continue;
-    const size_t index = by_id_.at(o.class_id);
-    TextClass& k = classes_[index];
-    k.target_size = std::max(k.target_size, o.size);
-    std::map<std::string, uint32_t> copies;
-    for (const auto& [name, value] : o.refs) {
-      const uint32_t c = ++copies[name];
-      TextClass& owner =
-          name == "referent" && extends_reference(index) ? classes_[reference->second] : k;
-      uint32_t& seen = owner.seen[name];
-      if (c > seen) {
-        if (seen == 0) owner.seen_order.push_back(name);
-        seen = c;
-      }
+  if (reference != by_name_.end()) {
+    const std::string referent = "referent";
+    for (size_t i = 0; i < classes_.size(); ++i) {
+      if (i == reference->second) continue;
+      auto seen = classes_[i].seen.find(referent);
+      if (seen == classes_[i].seen.end() || !extends_reference(i)) continue;
+      TextClass& r = classes_[reference->second];
+      uint32_t& at = r.seen[referent];
+      if (at == 0) r.seen_order.push_back(referent);
+      at = std::max(at, seen->second);
+      auto& order = classes_[i].seen_order;
+      order.erase(std::find(order.begin(), order.end(), referent));
+      classes_[i].seen.erase(seen);
     }
   }
   // Ancestors first, so that each class knows what its chain already declares.
@@ -396,19 +726,21 @@ void Parser::layout() {
         k.own_padding = static_cast<uint32_t>(k.target_size - used);
       chain_padding[i] = super_padding + k.own_padding;
       chain_fields[i] = std::move(have);
+      if (k.own_fields.size() + padding_types(k.own_padding).size() > kMaxTableEntries)
+        throw Error(path_ + ": class " + k.name + " needs more than 65535 fields");
     }
   }
 }
 
-class Out {
+// A record body or a sub-record, big-endian.
+class Body {
  public:
   void u1(uint8_t v) { b_.push_back(static_cast<char>(v)); }
   void u2(uint16_t v) { be(v, 2); }
   void u4(uint32_t v) { be(v, 4); }
   void id(uint64_t v) { be(v, 8); }
-  void zeros(uint64_t n) { b_.append(n, '\0'); }
   void bytes(std::string_view s) { b_.append(s); }
-  std::string& str() { return b_; }
+  const std::string& str() const { return b_; }
 
  private:
   void be(uint64_t v, int n) {
@@ -417,185 +749,82 @@ class Out {
   std::string b_;
 };
 
-void Parser::write(const std::string& out_path) {
-  layout();
+void Converter::write(const std::string& out_path) {
   const std::string tmp = out_path + ".tmp" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(out_path + ": " + std::strerror(errno));
-  bool ok = true;
-  auto put = [&](const std::string& s) {
-    ok = ok && std::fwrite(s.data(), 1, s.size(), f) == s.size();
-  };
-  auto record = [&](uint8_t tag, const std::string& body) {
-    Out r;
-    r.u1(tag);
-    r.u4(0);
-    r.u4(static_cast<uint32_t>(body.size()));
-    put(r.str());
-    put(body);
-  };
-  Out header;
-  header.bytes(std::string_view("JAVA PROFILE 1.0.2", 19));  // with its NUL
-  header.u4(8);
-  header.id(0);
-  put(header.str());
-
-  std::unordered_map<std::string, uint64_t> names;
-  auto name_id = [&](const std::string& s) {
-    auto [it, inserted] = names.try_emplace(s, names.size() + 1);
-    if (inserted) {
-      Out body;
-      body.id(it->second);
-      body.bytes(s);
-      record(0x01, body.str());
-    }
-    return it->second;
-  };
-  const uint64_t padding_name = name_id("<primitive data>");
-  uint32_t serial = 0;
-  for (const TextClass& k : classes_) {
-    Out body;
-    body.u4(++serial);
-    body.id(k.id);
-    body.u4(k.trace);
-    body.id(name_id(hprof_class_name(k.name)));
-    record(0x02, body.str());
-  }
-  // The heap: segments of up to 16 MiB of sub-records.
-  Out seg;
-  auto flush = [&](bool force) {
-    if (seg.str().size() > (16u << 20) || (force && !seg.str().empty())) {
-      record(0x1C, seg.str());
-      seg.str().clear();
-    }
-  };
-  for (const TextRoot& r : roots_) {
-    seg.u1(r.kind);
-    seg.id(r.id);
-    switch (r.kind) {
-      case 0x01:
-        seg.id(r.extra);
-        break;
-      case 0x02:
-      case 0x03:
-      case 0x08:
-        seg.u4(r.thread);
-        seg.u4(r.frame_or_trace);
-        break;
-      case 0x04:
-      case 0x06:
-        seg.u4(r.thread);
-        break;
-      default:
-        break;
-    }
-  }
-  // Padding as primitive fields: longs, then an int, a short and a byte for the rest.
-  auto padding_types = [](uint32_t bytes) {
-    std::vector<uint8_t> types(bytes / 8, 11);
-    if (bytes & 4) types.push_back(10);
-    if (bytes & 2) types.push_back(9);
-    if (bytes & 1) types.push_back(8);
-    return types;
-  };
-  for (const TextClass& k : classes_) {
-    seg.u1(0x20);
-    seg.id(k.id);
-    seg.u4(k.trace);
-    seg.id(k.super);
-    seg.id(k.loader);
-    seg.id(k.signers);
-    seg.id(k.domain);
-    seg.id(0);
-    seg.id(0);
-    seg.u4(k.target_size);
-    seg.u2(static_cast<uint16_t>(std::min<size_t>(k.constants.size(), 0xFFFF)));
-    for (size_t i = 0; i < k.constants.size() && i < 0xFFFF; ++i) {
-      seg.u2(k.constants[i].first);
-      seg.u1(2);
-      seg.id(k.constants[i].second);
-    }
-    seg.u2(static_cast<uint16_t>(std::min<size_t>(k.statics.size(), 0xFFFF)));
-    for (size_t i = 0; i < k.statics.size() && i < 0xFFFF; ++i) {
-      seg.id(name_id(k.statics[i].first));
-      seg.u1(2);
-      seg.id(k.statics[i].second);
-    }
-    const auto pad = padding_types(k.own_padding);
-    seg.u2(static_cast<uint16_t>(std::min<size_t>(k.own_fields.size() + pad.size(), 0xFFFF)));
-    for (const std::string& name : k.own_fields) {
-      seg.id(name_id(name));
-      seg.u1(2);
-    }
-    for (uint8_t t : pad) {
-      seg.id(padding_name);
-      seg.u1(t);
-    }
-    flush(false);
-  }
-  for (const TextObject& o : objects_) {
-    if (o.kind == TextObject::kInstance) {
-      // The chain's slots, own class first; each listed field fills the first free slot of
-      // its name (so a shadowed name fills the subclass's slot first, as HPROF lists them).
-      struct Slot {
-        const std::string* name;
-        uint8_t type;
-        uint64_t value;
-      };
-      std::vector<Slot> slots;
-      size_t depth = 0;
-      for (auto it = by_id_.find(o.class_id); it != by_id_.end() && ++depth <= classes_.size();
-           it = by_id_.find(classes_[it->second].super)) {
-        const TextClass& k = classes_[it->second];
-        for (const std::string& name : k.own_fields) slots.push_back({&name, 2, 0});
-        for (uint8_t t : padding_types(k.own_padding)) slots.push_back({nullptr, t, 0});
-        if (k.super == 0) break;
+  try {
+    Writer out(tmp);
+    out.bytes(std::string_view("JAVA PROFILE 1.0.2", 19));  // with its NUL
+    out.u4(8);
+    out.id(0);
+    // UTF8 and LOAD CLASS records first: they cannot be inside a heap dump segment.
+    std::unordered_map<std::string, uint64_t> names;
+    auto name_id = [&](const std::string& s) {
+      auto [it, inserted] = names.try_emplace(s, names.size() + 1);
+      if (inserted) {
+        Body body;
+        body.id(it->second);
+        body.bytes(s);
+        out.record(0x01, body.str());
       }
-      for (const auto& [name, value] : o.refs)
-        for (Slot& s : slots)
-          if (s.name && *s.name == name && s.value == 0) {
-            s.value = value;
-            break;
-          }
-      uint64_t length = 0;
-      for (const Slot& s : slots) length += s.type == 2 ? 8 : primitive_bytes(s.type);
-      seg.u1(0x21);
-      seg.id(o.id);
-      seg.u4(o.trace);
-      seg.id(o.class_id);
-      seg.u4(static_cast<uint32_t>(length));
-      for (const Slot& s : slots) {
-        if (s.type == 2)
-          seg.id(s.value);
-        else
-          seg.zeros(primitive_bytes(s.type));
-      }
-    } else if (o.kind == TextObject::kObjectArray) {
-      std::vector<uint64_t> elements(o.count, 0);
-      for (const auto& [name, value] : o.refs) {
-        uint64_t index = 0;
-        if (number_after(name, "[", index) && index < elements.size()) elements[index] = value;
-      }
-      seg.u1(0x22);
-      seg.id(o.id);
-      seg.u4(o.trace);
-      seg.u4(o.count);
-      seg.id(o.class_id);
-      for (uint64_t e : elements) seg.id(e);
-    } else {
-      seg.u1(0x23);
-      seg.id(o.id);
-      seg.u4(o.trace);
-      seg.u4(o.count);
-      seg.u1(o.element_type);
-      seg.zeros(uint64_t{o.count} * primitive_bytes(o.element_type));
+      return it->second;
+    };
+    const uint64_t padding_name = name_id("<primitive data>");
+    uint32_t serial = 0;
+    for (const TextClass& k : classes_) {
+      Body body;
+      body.u4(++serial);
+      body.id(k.id);
+      body.u4(k.trace);
+      body.id(name_id(hprof_class_name(k.name)));
+      out.record(0x02, body.str());
+      for (const std::string& name : k.own_fields) name_id(name);
+      for (const auto& s : k.statics) name_id(s.first);
     }
-    flush(false);
+    out.begin_segment();
+    for (const TextClass& k : classes_) {
+      out.next_object();
+      out.u1(0x20);
+      out.id(k.id);
+      out.u4(k.trace);
+      out.id(k.super);
+      out.id(k.loader);
+      out.id(k.signers);
+      out.id(k.domain);
+      out.id(0);
+      out.id(0);
+      out.u4(k.target_size);
+      out.u2(static_cast<uint16_t>(k.constants.size()));
+      for (const auto& [index, value] : k.constants) {
+        out.u2(index);
+        out.u1(2);
+        out.id(value);
+      }
+      out.u2(static_cast<uint16_t>(k.statics.size()));
+      for (const auto& [name, value] : k.statics) {
+        out.id(names.at(name));
+        out.u1(2);
+        out.id(value);
+      }
+      const auto pad = padding_types(k.own_padding);
+      out.u2(static_cast<uint16_t>(k.own_fields.size() + pad.size()));
+      for (const std::string& name : k.own_fields) {
+        out.id(names.at(name));
+        out.u1(2);
+      }
+      for (uint8_t t : pad) {
+        out.id(padding_name);
+        out.u1(t);
+      }
+    }
+    walk(&out);
+    out.end_segment();
+    out.record(0x2C, {});
+    out.close();
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
   }
-  flush(true);
-  record(0x2C, std::string());
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), out_path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw Error(out_path + ": cannot write the converted heap dump: " + std::strerror(err));
@@ -630,14 +859,14 @@ std::string convert_text_dump(const std::string& text_path, bool beside) {
   std::string out = beside ? text_path + ".jvmprof-heap.hprof" : scratch;
   const int64_t text_time = mtime_ns(text_path);
   if (beside && mtime_ns(out) > text_time && text_time >= 0) return out;
-  Parser parser(text_path);
-  parser.read();
+  Converter converter(text_path);
+  converter.read();
   try {
-    parser.write(out);
+    converter.write(out);
   } catch (const Error&) {
     if (!beside) throw;
     out = scratch;  // a read-only directory
-    parser.write(out);
+    converter.write(out);
   }
   return out;
 }

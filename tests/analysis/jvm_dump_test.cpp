@@ -424,4 +424,110 @@ TEST(HprofTextDump, PlantedFacts) {
   EXPECT_EQ(again->class_histogram().size(), d->class_histogram().size());
 }
 
+// Instances per class as the text itself says: OBJ and ARR lines of its newest complete HEAP DUMP
+// section, by class name (`class=NAME@id`, `elem type=NAME@id`); `classes` gets its CLS records.
+std::map<std::string, uint64_t> text_counts(const std::string& path, uint64_t& classes) {
+  std::ifstream in(path);
+  std::map<std::string, uint64_t> section, newest;
+  uint64_t section_classes = 0;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("HEAP DUMP BEGIN", 0) == 0) {
+      inside = true;
+      section.clear();
+      section_classes = 0;
+    } else if (inside && line == "HEAP DUMP END") {
+      inside = false;
+      newest = section;
+      classes = section_classes;
+    } else if (inside && line.rfind("CLS ", 0) == 0) {
+      ++section_classes;
+    } else if (inside && (line.rfind("OBJ ", 0) == 0 || line.rfind("ARR ", 0) == 0)) {
+      const std::string key = line[0] == 'O' ? "class=" : "elem type=";
+      const size_t at = line.find(key);
+      if (at == std::string::npos || line.back() != ')') continue;
+      std::string name = line.substr(at + key.size(), line.size() - 1 - at - key.size());
+      const size_t amp = name.rfind('@');
+      if (amp != std::string::npos) name.resize(amp);
+      ++section[name];
+    }
+  }
+  return newest;
+}
+
+// The binary dump our converter makes from a text dump, opened by VisualVM's heap library: every
+// class has as many instances there as the text lists, and the planted ones as many as planted.
+class HprofTextDumpVisualVm : public testing::TestWithParam<int> {};
+
+TEST_P(HprofTextDumpVisualVm, InstanceCountsPerClassMatchTheText) {
+  const int feature = GetParam();
+  const std::string jdk = feature == 17 ? ANALYSIS_JDK17 : ANALYSIS_JDK25;
+  if (!std::filesystem::exists(jdk + "/bin/java")) {
+    std::printf("[ SKIPPED  ] JDK %d is not installed at %s\n", feature, jdk.c_str());
+    return;
+  }
+  if (std::string(ANALYSIS_VISUALVM_CLASSES).empty()) {
+    std::printf("[ SKIPPED  ] Debian's visualvm is not installed\n");
+    return;
+  }
+  const auto& dump = analysis_test::hprof_text_dump(feature);
+  ASSERT_EQ(dump.error, "");
+  auto d = HeapDump::open(dump.path);  // converts beside the text
+  const std::string converted = dump.path + ".jvmprof-heap.hprof";
+  ASSERT_TRUE(std::filesystem::exists(converted));
+  uint64_t class_records = 0;
+  const auto text = text_counts(dump.path, class_records);
+  ASSERT_FALSE(text.empty());
+
+  testsupport::ChildSpec spec;
+  spec.argv = {jdk + "/bin/java", "-cp",
+               std::string(ANALYSIS_VISUALVM_CLASSES) + ":" + ANALYSIS_VISUALVM_JAR,
+               "VisualVmCounts", converted};
+  spec.stdout_path = converted + ".visualvm-counts.txt";
+  spec.stderr_path = converted + ".visualvm-counts.err";
+  spec.stdin_pipe = false;
+  spec.timeout = std::chrono::seconds(300);
+  testsupport::ChildProcess reader(spec);
+  ASSERT_EQ(reader.wait().exit_code, 0) << testsupport::Tail(reader.stderr_so_far(), 800);
+  std::map<std::string, uint64_t> visualvm;
+  std::istringstream lines(reader.stdout_so_far());
+  for (std::string line; std::getline(lines, line);) {
+    const size_t space = line.find(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    visualvm[line.substr(space + 1)] += std::stoull(line.substr(0, space));
+  }
+  uint64_t objects = 0;
+  for (const auto& [name, count] : text) {
+    EXPECT_EQ(visualvm[name], count) << name;
+    objects += count;
+  }
+  for (const auto& [name, count] : visualvm)
+    EXPECT_TRUE(count == 0 || text.count(name))
+        << "VisualVM has " << count << " " << name << " the text does not list";
+  EXPECT_GT(objects, 5000u);
+  // Planted (tests/analysis/java/AnalysisHeapProgram.java).
+  const std::map<std::string, uint64_t> planted = {
+      {"AnalysisHeapProgram$Leak", 5000},       {"AnalysisHeapProgram$RingNode", 10},
+      {"AnalysisHeapProgram$DiamondTop", 1},    {"AnalysisHeapProgram$DiamondSide", 2},
+      {"AnalysisHeapProgram$DiamondShared", 1}, {"AnalysisHeapProgram$WeakTarget", 1}};
+  for (const auto& [name, count] : planted) {
+    EXPECT_EQ(visualvm[name], count) << name;
+    EXPECT_EQ(text.count(name) ? text.at(name) : 0, count) << name;
+  }
+  // And our own reading of the same binary agrees; we count class objects (the CLS records) as
+  // instances of java.lang.Class too (docs/heap-analysis.md), VisualVM does not.
+  for (const auto& c : d->class_histogram()) {
+    if (!text.count(c.name)) continue;
+    const uint64_t expected = text.at(c.name) + (c.name == "java.lang.Class" ? class_records : 0);
+    EXPECT_EQ(c.instances, expected) << c.name;
+  }
+  std::printf("VisualVM on the converted text dump (JDK %d): %zu classes, %llu objects agree\n",
+              feature, text.size(), static_cast<unsigned long long>(objects));
+}
+
+INSTANTIATE_TEST_SUITE_P(Jdk, HprofTextDumpVisualVm, testing::Values(17, 25),
+                         [](const testing::TestParamInfo<int>& info) {
+                           return "Jdk" + std::to_string(info.param);
+                         });
+
 }  // namespace

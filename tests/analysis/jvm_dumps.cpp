@@ -82,15 +82,18 @@ JvmDumps make_jcmd_dumps(int feature) {
   return d;
 }
 
-// format: "b" (java.hprof) or "a" (java.hprof.txt).
-HprofDump make_hprof_dump(const std::string& format = "b") {
+// format: "b" (java.hprof) or "a" (java.hprof.txt); feature: the JDK; tag: names the
+// directory of the test that makes and reads it.
+HprofDump make_hprof_dump(const std::string& format = "b", int feature = 17,
+                          const std::string& tag = "") {
   HprofDump d;
-  const std::string dir = work_dir() + "/hprof-" + format;
+  const std::string dir = work_dir() + "/hprof-" + format + tag;
+  const std::string jdk = jdk_home(feature);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   d.path = dir + (format == "b" ? "/java.hprof" : "/java.hprof.txt");
   testsupport::ChildSpec spec;
-  spec.argv = {std::string(ANALYSIS_JDK17) + "/bin/java",
+  spec.argv = {jdk + "/bin/java",
                "-Xmx256m",
                "-agentpath:" + std::string(ANALYSIS_HPROF_LIB) + "=heap=dump,format=" + format +
                    ",file=" + d.path,
@@ -126,6 +129,15 @@ const HprofDump& hprof_dump() {
 const HprofDump& hprof_text_dump() {
   static const HprofDump d = make_hprof_dump("a");
   return d;
+}
+
+const HprofDump& hprof_text_dump(int feature) {
+  static std::map<int, HprofDump> made;
+  auto it = made.find(feature);
+  if (it == made.end())
+    it = made.emplace(feature, make_hprof_dump("a", feature, "-counts-" + std::to_string(feature)))
+             .first;
+  return it->second;
 }
 
 }  // namespace analysis_test

@@ -25,5 +25,8 @@ struct HprofDump {
 const HprofDump& hprof_dump();
 // The same program's dump in HPROF's text format (heap=dump,format=a).
 const HprofDump& hprof_text_dump();
+// The same with HPROF in JDK `feature` (17 or 25; the JDK must exist), made apart from the one
+// above for the test that compares instance counts with VisualVM's.
+const HprofDump& hprof_text_dump(int feature);
 
 }  // namespace analysis_test
