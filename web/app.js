@@ -407,10 +407,6 @@
           return [th.serial, th.name, th.group, st, clock(th.startMs),
                   clock(th.endMs), ran];
         }));
-      // Each row says which thread it is, so a test or a user's script can find it by serial.
-      Array.prototype.forEach.call(t.rows, function (tr, i) {
-        if (i > 0) tr.setAttribute('data-serial', list[i - 1].serial);
-      });
       view.appendChild(t);
       if (!p.live) view.appendChild(el('p', 'hint', 'Start and end times are shown for live JVMs: ' +
         'they are when jvmprof received THREAD START / END (HPROF\'s text format carries no times).'));
