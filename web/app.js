@@ -332,7 +332,7 @@
       nodes.push({ label: (step.thread.name || 'thread') + ' (' + step.thread.serial + ')', kind: 'thread' });
       nodes.push({ label: step.monitor, kind: 'monitor' });
     });
-    var size = 640, r = 150, cx = size / 2, cy = 190;
+    var size = 900, r = 150, cx = size / 2, cy = 190;  // room for long labels left and right
     var svg = document.createElementNS(NS, 'svg');
     svg.setAttribute('width', size);
     svg.setAttribute('height', 380);

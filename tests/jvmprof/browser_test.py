@@ -10,7 +10,8 @@ threads view shows start and end times and a thread whose name is markup as text
 script run), and "exit JVM" ends the JVM only after the confirmation dialog; a format=b JVM's
 "dump heap" brings the heap views (an indexing bar until the summary is answered, histogram with
 the 5000 planted objects, the dominator tree object retaining them, 50 duplicate strings, their
-path from a GC root); a planted deadlock is drawn as a cycle with each thread's trace;
+path from a GC root); a planted deadlock is drawn as a cycle with each thread's trace and its
+locks' owners and waiters; hproftest.Contention's 5 contended enters are in the contention table;
 hproftest.CallTree under cpu=times shows its exact calls per method; two profiles of a program
 whose hot method's share moves by a known amount give a differential flame graph that shows that
 change. Requests without the token or with a foreign Host are refused.
@@ -129,7 +130,6 @@ def main():
         shot(driver, a.screenshots, "jvmprof-serve-threads.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="monitors"]').click()
         wait_for(driver, "#view pre.dump")
-        shot(driver, a.screenshots, "jvmprof-serve-monitors.png")
 
         # Exit: dismissing the dialog sends nothing; accepting ends the JVM with status 0.
         driver.find_element(By.ID, "exit").click()
@@ -223,6 +223,13 @@ def main():
             check(len(traces) == 2 and all("hproftest.Deadlock.lockBoth" in t for t in traces),
                   "each thread's trace is shown, in lockBoth: %r" % traces)
             shot(driver, a.screenshots, "jvmprof-serve-deadlock.png")
+            check_monitor_dump(driver, a.screenshots)
+
+        # Contention: 5 rounds, each one contended enter of Contention$Lock in enterLock.
+        contention = jvms.run_to_profile("monitor=y", a.hprof_classes,
+                                         ["hproftest.Contention", "5"], "MONITOR TIME", "Contention")
+        if contention is not None:
+            check_contention(driver, contention, a.screenshots)
 
         # cpu=times: hproftest.CallTree's calls are known exactly (a 3, b 6, c 9, ...).
         times = jvms.run_to_profile("cpu=times,depth=8,cutoff=0", a.hprof_classes,
@@ -452,6 +459,37 @@ def check_dominators_and_strings(driver, screenshots):
     check(bool(row) and row[0][1] == "50", "jvmprof-duplicate has 50 copies: %r" % (row,))
     shot(driver, screenshots, "jvmprof-serve-heap-strings.png", scroll_to="#view table.strings")
     driver.execute_script("window.scrollTo(0, 0)")
+
+
+def check_monitor_dump(driver, screenshots):
+    """The Deadlock JVM's monitor table: each lock is owned by one Deadlock thread while the
+    other waits to enter it, crosswise."""
+    rows = {r[0]: r for r in rows_of(driver, "#view table.monitor-dump") if len(r) == 5}
+    a = rows.get("Lhproftest/Deadlock$LockA;", [""] * 5)
+    b = rows.get("Lhproftest/Deadlock$LockB;", [""] * 5)
+    check(a[1].startswith("Deadlock-") and b[1].startswith("Deadlock-") and a[1] != b[1]
+          and a[3] == b[1] and b[3] == a[1],
+          "owners and waiters of LockA and LockB cross: %r %r" % (a, b))
+    shot(driver, screenshots, "jvmprof-serve-monitor-dump.png", scroll_to="#view table.monitor-dump")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def check_contention(driver, profile, screenshots):
+    """MONITOR TIME of hproftest.Contention 5: Contention$Lock was entered contended 5 times, from
+    enterLock."""
+    check(select_profile_id(driver, profile["id"], profile["name"]),
+          "the Contention profile can be selected")
+    driver.execute_script("document.querySelector('#tabs button[data-tab=\"monitors\"]').click()")
+    lock = "hproftest.Contention$Lock"
+
+    def rows():
+        return [r for r in rows_of(driver, "#view table.monitors") if len(r) == 5 and r[0] == lock]
+    check(wait_until(rows), "the contention table lists Contention$Lock")
+    got = rows()
+    check(sum(int(r[3]) for r in got) == 5, "5 contended entries of Contention$Lock: %r" % got)
+    check(all(r[4].split("\n")[0].startswith("hproftest.Contention.enterLock") for r in got),
+          "each from enterLock: %r" % [r[4].split("\n")[0] for r in got])
+    shot(driver, screenshots, "jvmprof-serve-monitors.png")
 
 
 def check_cpu_times(driver, profile, screenshots):
