@@ -16,26 +16,8 @@
   var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
                    alloc: ['alloc-bytes', 'alloc-objects', 'live-bytes', 'live-objects'] };
 
+  var el = JvmprofDom.el, api = JvmprofDom.api, bytes = JvmprofDom.bytes, table = JvmprofDom.table;
   function $(id) { return document.getElementById(id); }
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function api(path, options) {
-    return fetch(path, options).then(function (r) {
-      return r.json().then(function (j) {
-        if (!r.ok) throw new Error(j.error || r.statusText);
-        return j;
-      });
-    });
-  }
-  function bytes(n) {
-    if (n < 1024) return n + ' B';
-    if (n < 1048576) return (n / 1024).toFixed(1) + ' KiB';
-    return (n / 1048576).toFixed(1) + ' MiB';
-  }
 
   // Drop the token from the address bar (the cookie carries it now) so it is not shared by copying.
   if (location.search.indexOf('token=') >= 0) history.replaceState(null, '', location.pathname);
@@ -171,7 +153,7 @@
     });
     // The heap view changes only with a new dump (indexing it is the slow part).
     var key = state.tab === 'heap' ? [p.id, 'heap', p.heapDumps, p.heapDumpReady].join('/')
-      : [p.id, state.tab, state.measure, state.perThread, p.sections, p.traces, p.threads].join('/');
+      : [p.id, state.tab, state.measure, state.perThread, p.state, p.sections, p.traces, p.threads].join('/');
     if (key === state.drawnKey) return;
     state.drawnKey = key;
     var graphTab = state.tab === 'cpu' || state.tab === 'alloc';
@@ -225,22 +207,6 @@
     }
   }
 
-  function table(cls, headers, rows) {
-    var t = el('table', 'data ' + cls);
-    var h = el('tr');
-    headers.forEach(function (c) { h.appendChild(el('th', null, c)); });
-    t.appendChild(h);
-    rows.forEach(function (cells) {
-      var tr = el('tr');
-      cells.forEach(function (c) {
-        if (c instanceof Node) { var td = el('td'); td.appendChild(c); tr.appendChild(td); }
-        else tr.appendChild(el('td', typeof c === 'number' ? 'num' : null, c));
-      });
-      t.appendChild(tr);
-    });
-    return t;
-  }
-
   function link(text, onClick) {
     var a = el('a', 'action', text);
     a.href = '#';
@@ -252,7 +218,10 @@
   // biggest objects by retained size, duplicate strings.
   function drawHeap(p, view, stillShown) {
     view.textContent = '';
-    var status = el('p', 'heap-status', 'indexing the heap dump…');
+    // Until the summary arrives the dump is being indexed (a big one takes a while): an
+    // indeterminate bar, as the analysis library reports no percentage to the server.
+    var status = el('p', 'heap-status');
+    status.append(el('progress', 'heap-indexing'), ' indexing the heap dump…');
     view.appendChild(status);
     var base = '/api/profiles/' + p.id + '/heap/';
     api(base + 'summary').then(function (s) {
@@ -334,17 +303,10 @@
       view.appendChild(el('h3', null, 'Monitor contention (' + m.totalMs + ' ms in total)'));
       if (!m.rows.length) view.appendChild(el('p', null, 'No MONITOR TIME section (HPROF with monitor=y).'));
       else {
-        var t = el('table', 'data monitors');
-        var h = el('tr');
-        ['monitor', 'ms blocked', '%', 'count', 'trace'].forEach(function (c) { h.appendChild(el('th', null, c)); });
-        t.appendChild(h);
-        m.rows.forEach(function (r) {
-          var tr = el('tr');
-          tr.append(el('td', null, r.monitor), el('td', 'num', r.ms), el('td', 'num', r.percent.toFixed(2)),
-                    el('td', 'num', r.count), el('td', 'trace', r.frames.join('\n')));
-          t.appendChild(tr);
-        });
-        view.appendChild(t);
+        view.appendChild(table('monitors', ['monitor', 'ms blocked', '%', 'count', 'trace'],
+          m.rows.map(function (r) {
+            return [r.monitor, r.ms, r.percent.toFixed(2), r.count, el('pre', 'trace', r.frames.join('\n'))];
+          })));
       }
       view.appendChild(el('h3', null, 'Deadlocks'));
       if (!m.deadlocks.length) view.appendChild(el('p', null, m.dump ? 'none in the monitor dump' : 'no MONITOR DUMP yet'));
@@ -370,7 +332,7 @@
       nodes.push({ label: (step.thread.name || 'thread') + ' (' + step.thread.serial + ')', kind: 'thread' });
       nodes.push({ label: step.monitor, kind: 'monitor' });
     });
-    var size = 640, r = 150, cx = size / 2, cy = 190;
+    var size = 900, r = 150, cx = size / 2, cy = 190;  // room for long labels left and right
     var svg = document.createElementNS(NS, 'svg');
     svg.setAttribute('width', size);
     svg.setAttribute('height', 380);
@@ -426,21 +388,28 @@
     return box;
   }
 
+  // A thread's start or end as the wall-clock time it was received (live streams only).
+  function clock(ms) {
+    if (!ms) return '';
+    var d = new Date(ms);
+    return d.toLocaleTimeString('en-GB', { hour12: false }) + '.' + String(d.getMilliseconds()).padStart(3, '0');
+  }
+
   function drawThreads(p, view, stillShown) {
     api('/api/profiles/' + p.id + '/threads').then(function (list) {
       if (!stillShown()) return;
       view.textContent = '';
-      var t = el('table', 'data threads');
-      var h = el('tr');
-      ['serial', 'name', 'group', 'state'].forEach(function (c) { h.appendChild(el('th', null, c)); });
-      t.appendChild(h);
-      list.forEach(function (th) {
-        var tr = el('tr');
-        tr.append(el('td', 'num', th.serial), el('td', null, th.name), el('td', null, th.group),
-                  el('td', null, th.ended ? 'ended' : 'running'));
-        t.appendChild(tr);
-      });
+      var t = table('threads', ['serial', 'name', 'group', 'state', 'started', 'ended', 'ran for'],
+        list.map(function (th) {
+          var ran = th.startMs && th.endMs ? ((th.endMs - th.startMs) / 1000).toFixed(3) + ' s' : '';
+          // No THREAD END once the JVM is gone (e.g. daemon threads at exit): not "running".
+          var st = th.ended ? 'ended' : p.state === 'connected' ? 'running' : 'no end seen';
+          return [th.serial, th.name, th.group, st, clock(th.startMs),
+                  clock(th.endMs), ran];
+        }));
       view.appendChild(t);
+      if (!p.live) view.appendChild(el('p', 'hint', 'Start and end times are shown for live JVMs: ' +
+        'they are when jvmprof received THREAD START / END (HPROF\'s text format carries no times).'));
     });
   }
 

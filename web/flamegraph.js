@@ -102,7 +102,11 @@
     search.placeholder = 'search (substring)';
     search.value = this.query;
     search.className = 'fg-search';
-    search.addEventListener('input', function () { self.query = search.value; self.draw(); });
+    search.addEventListener('input', function () {
+      self.query = search.value;
+      self.draw();
+      if (self.options.table !== false) self.drawTable();
+    });
     var orient = el('button', 'fg-orient', this.orientation === 'icicle' ? 'flame' : 'icicle');
     orient.title = 'root at the top (icicle) or at the bottom (flame)';
     orient.addEventListener('click', function () {
@@ -215,7 +219,10 @@
     var head = el('tr');
     head.append(el('th', null, 'self'), el('th', null, 'total'), el('th', 'fg-name', 'method'));
     t.appendChild(head);
-    hotMethods(this.tree).slice(0, this.options.tableRows || 50).forEach(function (r) {
+    // A search narrows the table to the matching methods (so rare ones can be found at all).
+    var q = this.query;
+    var rows = hotMethods(this.tree).filter(function (r) { return !q || r.name.indexOf(q) >= 0; });
+    rows.slice(0, this.options.tableRows || 50).forEach(function (r) {
       var tr = el('tr', 'fg-hot');
       tr.append(el('td', null, fmt(r.self, unit, total)), el('td', null, fmt(r.total, unit, total)),
                 el('td', 'fg-name', r.name));

@@ -3,12 +3,7 @@
 // column heading to sort by it (again to reverse). Class names are set with textContent.
 'use strict';
 window.JvmprofHeapDiff = (function () {
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
+  var el = JvmprofDom.el;
   function signed(n) { return (n > 0 ? '+' : '') + n.toLocaleString('en-US'); }
 
   var COLUMNS = [
@@ -88,13 +83,8 @@ window.JvmprofHeapDiff = (function () {
       box.appendChild(result);
       go.addEventListener('click', function () {
         result.textContent = 'comparing (indexing both dumps)…';
-        fetch('/api/heap/diff?before=' + encodeURIComponent(before.value) + '&after=' +
-              encodeURIComponent(after.value)).then(function (r) {
-          return r.json().then(function (j) {
-            if (!r.ok) throw new Error(j.error || r.statusText);
-            return j;
-          });
-        }).then(function (d) {
+        JvmprofDom.api('/api/heap/diff?before=' + encodeURIComponent(before.value) + '&after=' +
+                       encodeURIComponent(after.value)).then(function (d) {
           result.textContent = '';
           result.appendChild(el('p', null, d.classes.length + ' classes changed from #' + d.before +
             ' to #' + d.after));

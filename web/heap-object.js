@@ -5,25 +5,7 @@
 window.JvmprofHeapObject = (function () {
   var PAGE = 50;
 
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function api(path) {
-    return fetch(path).then(function (r) {
-      return r.json().then(function (j) {
-        if (!r.ok) throw new Error(j.error || r.statusText);
-        return j;
-      });
-    });
-  }
-  function bytes(n) {
-    if (n < 1024) return n + ' B';
-    if (n < 1048576) return (n / 1024).toFixed(1) + ' KiB';
-    return (n / 1048576).toFixed(1) + ' MiB';
-  }
+  var el = JvmprofDom.el, api = JvmprofDom.api, bytes = JvmprofDom.bytes;
 
   // One object page per container; `history` lets "back" return to the previous object.
   function Page(base, container) {
@@ -48,21 +30,7 @@ window.JvmprofHeapObject = (function () {
     return this.link(o['class'] + ' ' + o.id, o.id);
   };
 
-  Page.prototype.table = function (cls, headers, rows) {
-    var t = el('table', 'data ' + cls);
-    var h = el('tr');
-    headers.forEach(function (c) { h.appendChild(el('th', null, c)); });
-    t.appendChild(h);
-    rows.forEach(function (cells) {
-      var tr = el('tr');
-      cells.forEach(function (c) {
-        if (c instanceof Node) { var td = el('td'); td.appendChild(c); tr.appendChild(td); }
-        else tr.appendChild(el('td', typeof c === 'number' ? 'num' : null, c));
-      });
-      t.appendChild(tr);
-    });
-    return t;
-  };
+  Page.prototype.table = JvmprofDom.table;
 
   // A value cell: a reference to an object in the dump is a link to it.
   Page.prototype.value = function (s) {

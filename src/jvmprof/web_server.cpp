@@ -217,6 +217,7 @@ struct WebServer::Impl {
       });
     };
     asset("/", web_assets::kIndexHtml, "text/html; charset=utf-8");
+    asset("/dom.js", web_assets::kDomJs, "text/javascript; charset=utf-8");
     asset("/app.js", web_assets::kAppJs, "text/javascript; charset=utf-8");
     asset("/app.css", web_assets::kAppCss, "text/css; charset=utf-8");
     asset("/heap-object.js", web_assets::kHeapObjectJs, "text/javascript; charset=utf-8");
@@ -244,17 +245,24 @@ struct WebServer::Impl {
       res.set_content(profiles::flame_json(*p, *m, req.get_param_value("threads") == "1"),
                       "application/json");
     });
-    server.Get(R"(/api/profiles/(\d+)/threads)", [this](const httplib::Request& req,
-                                                        httplib::Response& res) {
-      auto s = session(req, res);
-      if (!s) return;
-      auto p = s->profile();
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& [serial, t] : p->threads)
-        list.push_back(
-            {{"serial", serial}, {"name", t.name}, {"group", t.group}, {"ended", t.ended}});
-      json_reply(res, list);
-    });
+    server.Get(R"(/api/profiles/(\d+)/threads)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto s = session(req, res);
+                 if (!s) return;
+                 auto p = s->profile();
+                 nlohmann::json list = nlohmann::json::array();
+                 // Start/end times only for a live stream: a file's are when it was read, not when
+                 // they ran.
+                 const bool live = s->live();
+                 for (const auto& [serial, t] : p->threads)
+                   list.push_back({{"serial", serial},
+                                   {"name", t.name},
+                                   {"group", t.group},
+                                   {"ended", t.ended},
+                                   {"startMs", live ? t.start_read_ms : 0},
+                                   {"endMs", live ? t.end_read_ms : 0}});
+                 json_reply(res, list);
+               });
     server.Get(R"(/api/profiles/(\d+)/monitors)", [this](const httplib::Request& req,
                                                          httplib::Response& res) {
       auto s = session(req, res);

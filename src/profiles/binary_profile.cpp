@@ -116,11 +116,13 @@ class ProfileVisitor : public hprof::Visitor {
     t.serial = r.thread_serial;
     t.name = name(r.name_id);
     t.group = name(r.group_name_id);
+    t.start_read_ms = wall_clock_ms();
   }
   void on_end_thread(const hprof::EndThread& r) override {
     ThreadInfo& t = p_.threads[r.thread_serial];
     t.serial = r.thread_serial;
     t.ended = true;
+    t.end_read_ms = wall_clock_ms();
   }
   void on_cpu_samples(const hprof::CpuSamples& r) override {
     CostSection s;

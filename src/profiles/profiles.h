@@ -54,7 +54,13 @@ struct ThreadInfo {
   uint32_t serial = 0;
   std::string name, group;
   bool ended = false;
+  // When the reader parsed the thread's START / END (ms since the Unix epoch, 0: not seen). For a
+  // live stream that is when the event arrived, to within one read; HPROF's text format carries
+  // no times, so this is the only start/end time a text stream has.
+  int64_t start_read_ms = 0, end_read_ms = 0;
 };
+// The wall clock in ms since the Unix epoch (ThreadInfo's stamps).
+int64_t wall_clock_ms();
 
 // What one profile holds. Each report section replaces the previous one of its kind when its end
 // has been read (HPROF writes a complete section on every dump), so a profile whose stream broke

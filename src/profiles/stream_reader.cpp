@@ -1,5 +1,6 @@
 // StreamReader: tells the two formats apart by their first bytes and hands the bytes to the text
 // parser (line by line) or the formats library's binary StreamParser.
+#include <chrono>
 #include <fstream>
 
 #include "binary_profile.h"
@@ -118,6 +119,12 @@ const Trace* JavaProfile::trace(uint32_t serial) const {
 std::string JavaProfile::thread_name(uint32_t serial) const {
   auto it = threads.find(serial);
   return it == threads.end() ? std::string() : it->second.name;
+}
+
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace profiles

@@ -175,6 +175,7 @@ void TextProfileParser::top_level(std::string_view l) {
     if (!number_after(l, "id = ", t.serial)) fail("THREAD START without an id");
     t.name = quoted(l, "name=\"", "\", group=\"");
     t.group = quoted(l, "group=\"", "\")");
+    t.start_read_ms = wall_clock_ms();
     profile_.threads[t.serial] = std::move(t);
   } else if (starts_with(l, "DROPPED: ")) {
     // "DROPPED: <events> events (<bytes> bytes) ...": the agent's running totals under net=.
@@ -193,6 +194,7 @@ void TextProfileParser::top_level(std::string_view l) {
     auto& t = profile_.threads[serial];
     t.serial = serial;
     t.ended = true;
+    t.end_read_ms = wall_clock_ms();
   } else if (starts_with(l, "CPU SAMPLES BEGIN") || starts_with(l, "CPU TIME (ms) BEGIN") ||
              starts_with(l, "MONITOR TIME BEGIN")) {
     section_ = l[0] == 'M'   ? Section::kMonitorTime

@@ -3,20 +3,22 @@
 
 Starts `jvmprof serve`, a JVM running jvmproftest.LiveHog under HPROF with net= to it, opens the
 UI with the printed token, and checks what a user would see: the JVM appears, "CPU samples"
-brings a flame graph whose hottest method is LiveHog.hotLoop, search and bottom-up work, "sites"
-brings an allocation flame graph with the planted objects, the threads view shows a thread whose
-name is markup as text (no element, no script run), and "exit JVM" ends the JVM only after the
-confirmation dialog; a format=b JVM's "dump heap" brings the heap views (histogram with the 5000
-planted objects, their path from a GC root); a planted deadlock is drawn as a cycle with each
-thread's trace; two saved profiles of a program whose hot method's share moves by a known amount
-give a differential flame graph that shows that change. Requests without the token or with a
-foreign Host are refused.
+brings a flame graph whose hottest method is LiveHog.hotLoop, the call tree opens down to it with
+the hot methods table's total, search, zoom, bottom-up and per thread (hotLoop under Burner) work,
+"sites" brings an allocation flame graph with the planted objects (5000 allocated and live), the
+threads view shows start and end times and a thread whose name is markup as text (no element, no
+script run), and "exit JVM" ends the JVM only after the confirmation dialog; a format=b JVM's
+"dump heap" brings the heap views (an indexing bar until the summary is answered, histogram with
+the 5000 planted objects, the dominator tree object retaining them, 50 duplicate strings, their
+path from a GC root); a planted deadlock is drawn as a cycle with each thread's trace and its
+locks' owners and waiters; hproftest.Contention's 5 contended enters are in the contention table;
+hproftest.CallTree under cpu=times shows its exact calls per method; two profiles of a program
+whose hot method's share moves by a known amount give a differential flame graph that shows that
+change. Requests without the token or with a foreign Host are refused.
 Screenshots of each view go to --screenshots."""
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,14 +26,8 @@ import time
 import urllib.error
 import urllib.request
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
+from browser_support import (Serve, check, finish, rows_of, shot, skip_reason, start_chromium,
+                             stop_all, texts, wait_for, wait_until)
 
 
 def main():
@@ -44,47 +40,29 @@ def main():
     ap.add_argument("--screenshots", help="directory for the views' screenshots")
     a = ap.parse_args()
     java = os.path.join(a.jdk, "bin", "java")
-    if not os.path.exists(java):
-        print("skipped: no JDK at " + a.jdk)
+    reason = skip_reason(a.jdk)
+    if reason:
+        print("skipped: " + reason)
         return 77
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("skipped: python3-selenium is not installed")
-        return 77
-    if not shutil.which("chromedriver") or not shutil.which("chromium"):
-        print("skipped: chromium / chromium-driver are not installed")
-        return 77
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
     work = tempfile.mkdtemp(prefix="jvmprof-browser-")
-    serve = subprocess.Popen([a.jvmprof, "serve", "--port", "0", "--ui-port", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    jvm = driver = None
+    serve = jvm = driver = None
     try:
-        agent_line = serve.stdout.readline()
-        ui_line = serve.stdout.readline()
-        port = re.search(r"net=127\.0\.0\.1:(\d+)", agent_line).group(1)
-        url = re.search(r"(http://\S+)", ui_line).group(1)
-        base = url.split("/?")[0]
+        serve = Serve(a.jvmprof)
+        port, url, base, token = serve.port, serve.url, serve.base, serve.token
         check_security(base, url)
 
         env = dict(os.environ, LD_LIBRARY_PATH=a.lib_dir)
         jvm = subprocess.Popen(
-            [java, "-agentlib:hprof=cpu=samples,heap=sites,monitor=y,depth=8,net=127.0.0.1:" + port,
+            [java, "-agentlib:hprof=cpu=samples,heap=sites,monitor=y,thread=y,depth=8,net=127.0.0.1:" + port,
              "-cp", a.classes, "jvmproftest.LiveHog"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             cwd=work, text=True)
         check(jvm.stdout.readline().strip() == "READY", "LiveHog started")
         time.sleep(0)  # the profile is driven by commands below, not by time
 
-        opts = webdriver.ChromeOptions()
-        for o in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                  "--user-data-dir=" + os.path.join(work, "chrome")):
-            opts.add_argument(o)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-        wait = WebDriverWait(driver, 60)
+        driver = start_chromium(work, "1400,1000")
         driver.get(url)
         check(select_profile(driver, "state: connected"), "the JVM appears and can be selected")
         check("token" not in driver.current_url, "the token is removed from the address bar")
@@ -109,6 +87,7 @@ def main():
         check(bool(top) and top[0] == hot, "hot methods table ranks hotLoop first: %r"
               % (top[0] if top else None))
         shot(driver, a.screenshots, "jvmprof-serve-cpu.png")
+        check_hot_methods_and_call_tree(driver, hot, a.screenshots)
         # search highlights it; bottom-up puts it right under the root
         box = driver.find_element(By.CSS_SELECTOR, "#view .fg-search")
         box.send_keys("hotLoop")
@@ -116,11 +95,14 @@ def main():
               "search highlights hotLoop")
         check(driver.find_element(By.CSS_SELECTOR, "#view .fg-matches").text.startswith("matched"),
               "search reports the matched share")
+        check_zoom(driver, hot, a.screenshots)
         driver.find_element(By.CSS_SELECTOR, "#view .fg-invert").click()
         frames = driver.find_elements(By.CSS_SELECTOR, frame_sel)
         check(any(f.get_attribute("style").find("top: 18px") >= 0 for f in frames),
               "bottom-up: hotLoop is a child of the root")
         shot(driver, a.screenshots, "jvmprof-serve-cpu-bottom-up.png")
+        driver.find_element(By.CSS_SELECTOR, "#view .fg-invert").click()  # top-down again
+        check_per_thread(driver, hot, a.screenshots)
 
         # Allocation: sites, weighted by bytes, with the planted objects.
         click_command(driver, "sites")
@@ -128,6 +110,7 @@ def main():
         planted = '.fg-frame[data-name="jvmproftest.LiveHog$PlantedNode"]'
         check(wait_for(driver, planted), "the allocation flame graph shows the PlantedNode site")
         shot(driver, a.screenshots, "jvmprof-serve-alloc.png")
+        check_alloc_measures(driver, a.screenshots)
 
         # Threads: the marked-up name is text.
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="threads"]').click()
@@ -143,10 +126,10 @@ def main():
         check(not driver.find_elements(By.CSS_SELECTOR, "#view img"), "no <img> was created")
         check(driver.execute_script("return window.__jvmprofXss === undefined"),
               "no script from a thread name ran")
+        check_thread_times(driver, running=True)
         shot(driver, a.screenshots, "jvmprof-serve-threads.png")
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="monitors"]').click()
         wait_for(driver, "#view pre.dump")
-        shot(driver, a.screenshots, "jvmprof-serve-monitors.png")
 
         # Exit: dismissing the dialog sends nothing; accepting ends the JVM with status 0.
         driver.find_element(By.ID, "exit").click()
@@ -161,6 +144,8 @@ def main():
             code = None
         check(code == 0, "exit ends the JVM with status 0 (got %r)" % code)
         check(wait_for_text(driver, "profile-state", "ended"), "the UI shows the JVM ended")
+        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="threads"]').click()
+        check_thread_times(driver, running=False)
         driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="cpu"]').click()
         check(wait_for(driver, frame_sel), "the profile stays viewable after the JVM ended")
 
@@ -173,8 +158,15 @@ def main():
         try:
             check(jvm_b.stdout.readline().strip() == "READY", "LiveHog (format=b) started")
             check(select_profile(driver, "state: connected"), "the format=b JVM can be selected")
+            hold_heap_summary(driver)
             click_command(driver, "dump-heap")
             driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="heap"]').click()
+            check(wait_for(driver, "#view .heap-status progress.heap-indexing"),
+                  "while the dump is indexed (the summary not answered yet) a progress bar shows")
+            check("indexing the heap dump" in " ".join(texts(driver, "#view .heap-status")),
+                  "and says the dump is being indexed")
+            shot(driver, a.screenshots, "jvmprof-serve-heap-indexing.png")
+            release_heap_summary(driver)
             planted_row = None
             deadline = time.time() + 120
             while time.time() < deadline and planted_row is None:
@@ -187,6 +179,7 @@ def main():
             check(planted_row is not None and planted_row[1] == "5000",
                   "the heap histogram counts the 5000 planted objects: %r" % (planted_row,))
             shot(driver, a.screenshots, "jvmprof-serve-heap.png")
+            check_dominators_and_strings(driver, a.screenshots)
             if planted_row is not None:
                 check(click_when_there(
                     driver, lambda: driver.find_element(By.LINK_TEXT, "jvmproftest.LiveHog$PlantedNode")),
@@ -210,16 +203,9 @@ def main():
         # MONITOR DUMP has been read), never guessed from the page: the page's list is refreshed
         # once a second and may not show the new JVM yet, and clicking "the last profile" then
         # selected the format=b JVM, which has no monitor dump (why this check used to fail).
-        token = url.split("token=")[1]
-        before = max(p["id"] for p in api_json(base, token, "/api/profiles"))
-        dl = subprocess.run(
-            [java, "-agentlib:hprof=monitor=y,thread=y,net=127.0.0.1:" + port,
-             "-cp", a.hprof_classes, "hproftest.Deadlock", "exit"],
-            stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
-        check(dl.returncode == 0, "Deadlock ran: %r" % dl.stderr[-300:])
-        dl_profile = wait_for_profile(base, token, lambda p: p["id"] > before and p["state"] == "ended"
-                                      and p["sectionCounts"].get("MONITOR DUMP", 0) > 0)
-        check(dl_profile is not None, "the Deadlock JVM's MONITOR DUMP reached the server")
+        jvms = Jvms(java, env, work, port, base, token)
+        dl_profile = jvms.run_to_profile("monitor=y,thread=y", a.hprof_classes,
+                                         ["hproftest.Deadlock", "exit"], "MONITOR DUMP", "Deadlock")
         if dl_profile is not None:
             check(select_profile_id(driver, dl_profile["id"], dl_profile["name"]),
                   "the Deadlock JVM's profile can be selected")
@@ -237,21 +223,27 @@ def main():
             check(len(traces) == 2 and all("hproftest.Deadlock.lockBoth" in t for t in traces),
                   "each thread's trace is shown, in lockBoth: %r" % traces)
             shot(driver, a.screenshots, "jvmprof-serve-deadlock.png")
+            check_monitor_dump(driver, a.screenshots)
+
+        # Contention: 5 rounds, each one contended enter of Contention$Lock in enterLock.
+        contention = jvms.run_to_profile("monitor=y", a.hprof_classes,
+                                         ["hproftest.Contention", "5"], "MONITOR TIME", "Contention")
+        if contention is not None:
+            check_contention(driver, contention, a.screenshots)
+
+        # cpu=times: hproftest.CallTree's calls are known exactly (a 3, b 6, c 9, ...).
+        times = jvms.run_to_profile("cpu=times,depth=8,cutoff=0", a.hprof_classes,
+                                    ["hproftest.CallTree"], "CPU TIME", "CallTree")
+        if times is not None:
+            check_cpu_times(driver, times, a.screenshots)
 
         # Differential flame graph of two live sessions: ShiftHog puts 20 %, then 70 % of its
         # work in hotA; the Diff tab of the second, against the first, shows hotA up ~50 points.
         ids = []
         for percent in (20, 70):
-            last = max(p["id"] for p in api_json(base, token, "/api/profiles"))
-            run = subprocess.run(
-                [java, "-agentlib:hprof=cpu=samples,depth=6,net=127.0.0.1:" + port, "-cp",
-                 a.classes, "jvmproftest.ShiftHog", str(percent), "2000"],
-                stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work, timeout=120)
-            check(run.returncode == 0, "ShiftHog %d ran: %r" % (percent, run.stderr[-300:]))
-            got = wait_for_profile(base, token, lambda p: p["id"] > last and p["state"] == "ended"
-                                   and p["sectionCounts"].get("CPU SAMPLES", 0) > 0)
-            check(got is not None, "ShiftHog %d's CPU SAMPLES reached the server" % percent)
-            ids.append(got)
+            ids.append(jvms.run_to_profile("cpu=samples,depth=6", a.classes,
+                                           ["jvmproftest.ShiftHog", str(percent), "2000"],
+                                           "CPU SAMPLES", "ShiftHog %d" % percent))
         if all(ids):
             check(select_profile_id(driver, ids[1]["id"], ids[1]["name"]),
                   "the second ShiftHog profile can be selected")
@@ -275,22 +267,278 @@ def main():
             shot(driver, a.screenshots, "jvmprof-serve-diff.png")
 
     finally:
-        if driver:
-            driver.quit()
-        if jvm and jvm.poll() is None:
-            jvm.kill()
-            jvm.wait()
-        serve.terminate()
-        try:
-            serve.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-        shutil.rmtree(work, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("browser: ok")
-    return 0
+        stop_all(driver, jvm, serve, work)
+    return finish("browser")
+
+
+def hot_methods(driver):
+    """The hot methods table: name -> (self, total) as shown."""
+    return {r[2]: (r[0], r[1]) for r in rows_of(driver, "#view table.fg-table") if len(r) == 3}
+
+
+def check_hot_methods_and_call_tree(driver, hot, screenshots):
+    """The call tree opens along the heaviest path down to the hot method, with the total the hot
+    methods table gives it (hotLoop is reached by one path only: Burner's run -> lambda)."""
+    total = hot_methods(driver).get(hot, (None, None))[1]
+    check(total is not None and total.split(" ")[0] != "0",
+          "the hot methods table gives hotLoop a total: %r" % (total,))
+    shot(driver, screenshots, "jvmprof-serve-cpu-hot-methods.png", scroll_to="#view table.fg-table")
+    shown = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#view .fg-tree summary'))"
+        "  .filter(s => s.getClientRects().length > 0).map(s => s.textContent);")
+    line = [t for t in shown if t.endswith("  " + hot)]
+    check(len(line) == 1 and total is not None and line[0].startswith(total),
+          "the call tree is open down to hotLoop with its total %r: %r" % (total, line))
+    shot(driver, screenshots, "jvmprof-serve-cpu-call-tree.png", scroll_to="#view .fg-tree")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def frame_boxes(driver, name):
+    """[left %, width %, top px] of every drawn frame with this name."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#view .fg-frame')).filter("
+        "  f => f.getAttribute('data-name') === arguments[0]).map("
+        "  f => [parseFloat(f.style.left), parseFloat(f.style.width), parseFloat(f.style.top)]);",
+        name)
+
+
+def check_zoom(driver, hot, screenshots):
+    """Clicking hotLoop's caller zooms to it: the caller spans the width, hotLoop most of it,
+    the root and the caller's ancestors are dimmed; "reset zoom" undoes it."""
+    caller = driver.execute_script(
+        "var f = Array.from(document.querySelectorAll('#view .fg-frame')).filter("
+        "  f => f.getAttribute('data-name') === arguments[0])[0];"
+        "if (!f) return null; var top = parseFloat(f.style.top);"
+        "var x = parseFloat(f.style.left) + 0.01;"
+        "var up = Array.from(document.querySelectorAll('#view .fg-frame')).filter(g =>"
+        "  parseFloat(g.style.top) === top - 18 && parseFloat(g.style.left) <= x &&"
+        "  x < parseFloat(g.style.left) + parseFloat(g.style.width))[0];"
+        "if (!up) return null; up.click(); return up.getAttribute('data-name');", hot)
+    check(caller is not None, "hotLoop's caller frame can be clicked")
+    if caller is None:
+        return
+    check(wait_until(lambda: any(w >= 99.99 for _, w, _ in frame_boxes(driver, caller))),
+          "zoom: %s spans the whole width: %r" % (caller, frame_boxes(driver, caller)))
+    boxes = frame_boxes(driver, hot)
+    check(len(boxes) == 1 and boxes[0][1] > 50,
+          "zoomed: hotLoop takes most of its caller's width: %r" % boxes)
+    dimmed = texts(driver, "#view .fg-frame.fg-dim")
+    check(len(dimmed) >= 1 and dimmed[0] == "all" and caller not in dimmed,
+          "zoomed: the root and the caller's ancestors are dimmed: %r" % dimmed)
+    shot(driver, screenshots, "jvmprof-serve-cpu-zoom-search.png")
+    driver.find_element("css selector", "#view .fg-reset").click()
+    check(wait_until(lambda: not driver.find_elements("css selector", "#view .fg-frame.fg-dim")),
+          "reset zoom draws the whole profile again (no dimmed ancestors)")
+
+
+def check_per_thread(driver, hot, screenshots):
+    """Per thread: the threads are the root's children and all of hotLoop lies under Burner."""
+    driver.execute_script("var c = document.getElementById('per-thread');"
+                          "if (!c.checked) c.click();")
+    check(wait_until(lambda: frame_boxes(driver, "thread Burner")),
+          "per thread: a frame for the thread Burner")
+    burner = frame_boxes(driver, "thread Burner")
+    hot_boxes = frame_boxes(driver, hot)
+    check(len(burner) == 1 and burner[0][2] == 18.0,
+          "per thread: Burner is a child of the root: %r" % burner)
+    check(bool(burner) and bool(hot_boxes) and all(
+        burner[0][0] - 0.01 <= x and x + w <= burner[0][0] + burner[0][1] + 0.01
+        for x, w, _ in hot_boxes),
+          "per thread: every hotLoop frame lies under Burner: %r in %r" % (hot_boxes, burner))
+    shot(driver, screenshots, "jvmprof-serve-cpu-per-thread.png")
+    driver.execute_script("document.getElementById('per-thread').click()")
+    check(wait_until(lambda: not frame_boxes(driver, "thread Burner")),
+          "per thread off: one tree again")
+
+
+def select_measure(driver, measure):
+    driver.execute_script(
+        "var s = document.getElementById('measure'); s.value = arguments[0];"
+        "s.dispatchEvent(new Event('change'));", measure)
+    return wait_for(driver, '#view .fg-graph[data-measure="%s"]' % measure)
+
+
+def check_alloc_measures(driver, screenshots):
+    """LiveHog allocates its 5000 PlantedNode objects at one site and keeps them all: weighted by
+    objects, allocated and live, the site is 5000; live bytes equal allocated bytes there."""
+    planted = "jvmproftest.LiveHog$PlantedNode"
+    offered = texts(driver, "#measure option")
+    check(offered == ["alloc-bytes", "alloc-objects", "live-bytes", "live-objects"],
+          "the allocation view offers bytes and objects, allocated and live: %r" % offered)
+    values = {}
+    for measure in ("alloc-objects", "live-objects", "alloc-bytes", "live-bytes"):
+        shown = select_measure(driver, measure) and wait_for(
+            driver, '#view .fg-frame[data-name="%s"]' % planted)
+        values[measure] = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#view .fg-frame')).filter("
+            "  f => f.getAttribute('data-name') === arguments[0]).reduce("
+            "  (s, f) => s + parseInt(f.getAttribute('data-value'), 10), 0);", planted) \
+            if shown else None
+        if measure == "alloc-objects":
+            shot(driver, screenshots, "jvmprof-serve-alloc-objects.png")
+        if measure == "live-bytes":
+            shot(driver, screenshots, "jvmprof-serve-alloc-live.png")
+    check(values["alloc-objects"] == 5000 and values["live-objects"] == 5000,
+          "PlantedNode: 5000 objects allocated and live: %r" % values)
+    check(bool(values["alloc-bytes"]) and values["alloc-bytes"] == values["live-bytes"]
+          and values["alloc-bytes"] % 5000 == 0,
+          "PlantedNode: live bytes = allocated bytes = 5000 x its size: %r" % values)
+    select_measure(driver, "alloc-bytes")
+
+
+CLOCK = r"^\d\d:\d\d:\d\d\.\d\d\d$"
+
+
+def check_thread_times(driver, running):
+    """Threads carry the time their START / END arrived: the marked-up thread started and ended
+    before READY; Burner runs until the JVM exits (running=False: after it has)."""
+    import re
+    marked = "<img src=x onerror=window.__jvmprofXss=1>"
+
+    def rows():
+        return {r[1]: r for r in rows_of(driver, "table.threads") if len(r) == 7}
+
+    def settled():
+        r = rows()
+        return marked in r and "Burner" in r and (r["Burner"][3] == "running") == running
+    check(wait_until(settled), "the threads view lists Burner %s" % ("running" if running else "ended"))
+    r = rows()
+    m, b = r.get(marked, [""] * 7), r.get("Burner", [""] * 7)
+    check(m[3] == "ended" and re.match(CLOCK, m[4]) and re.match(CLOCK, m[5])
+          and m[6].endswith(" s") and float(m[6][:-2]) >= 0,
+          "the marked thread shows its start, end and run time: %r" % (m,))
+    if running:
+        check(re.match(CLOCK, b[4]) and b[5] == "" and b[6] == "",
+              "Burner shows a start time and no end while it runs: %r" % (b,))
+    else:  # a daemon thread gets no THREAD END when the JVM exits; either way it is not running
+        check(re.match(CLOCK, b[4]) and (b[3] == "no end seen" and b[5] == "" or
+                                         b[3] == "ended" and re.match(CLOCK, b[5])),
+              "once the JVM exited Burner is no longer shown running: %r" % (b,))
+
+
+def hold_heap_summary(driver):
+    """Holds the page's requests for the heap summary (what the heap view waits for while the
+    server indexes the dump) until release_heap_summary(): the indexing state is then on screen
+    for as long as the test looks, however fast this machine indexes."""
+    driver.execute_script(
+        "window.__jvmprofHeld = []; window.__jvmprofHold = true;"
+        "var plain = window.fetch;"
+        "window.fetch = function (url, options) {"
+        "  if (!window.__jvmprofHold || String(url).indexOf('/heap/summary') < 0)"
+        "    return plain(url, options);"
+        "  return new Promise(function (done) {"
+        "    window.__jvmprofHeld.push(function () { done(plain(url, options)); }); });"
+        "};")
+
+
+def release_heap_summary(driver):
+    driver.execute_script(
+        "window.__jvmprofHold = false; window.__jvmprofHeld.forEach(function (go) { go(); });"
+        "window.__jvmprofHeld = [];")
+
+
+def check_dominators_and_strings(driver, screenshots):
+    """LiveHog's list holds all 5000 PlantedNode objects: an object of the dominator tree retains
+    them; its 50 equal strings "jvmprof-duplicate" are listed as duplicates with 50 copies."""
+    planted = "5000 jvmproftest.LiveHog$PlantedNode"
+
+    def dominators():
+        return [r for r in rows_of(driver, "#view table.dominators") if len(r) == 4]
+    check(wait_until(dominators), "the dominator tree's biggest objects are listed")
+    holders = [r for r in dominators() if planted in r[3].split(", ")]
+    check(bool(holders) and any(r[0].startswith(("java.util.ArrayList 0x", "java.lang.Object[] 0x"))
+                                for r in holders),
+          "the ArrayList (or its array) retains the 5000 planted objects: %r" % (holders[:3],))
+    shot(driver, screenshots, "jvmprof-serve-heap-dominators.png",
+         scroll_to="#view table.dominators")
+
+    def duplicate():
+        return [r for r in rows_of(driver, "#view table.strings") if r and r[0] == "jvmprof-duplicate"]
+    check(wait_until(duplicate), "the duplicate strings list jvmprof-duplicate")
+    row = duplicate()
+    check(bool(row) and row[0][1] == "50", "jvmprof-duplicate has 50 copies: %r" % (row,))
+    shot(driver, screenshots, "jvmprof-serve-heap-strings.png", scroll_to="#view table.strings")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def check_monitor_dump(driver, screenshots):
+    """The Deadlock JVM's monitor table: each lock is owned by one Deadlock thread while the
+    other waits to enter it, crosswise."""
+    rows = {r[0]: r for r in rows_of(driver, "#view table.monitor-dump") if len(r) == 5}
+    a = rows.get("Lhproftest/Deadlock$LockA;", [""] * 5)
+    b = rows.get("Lhproftest/Deadlock$LockB;", [""] * 5)
+    check(a[1].startswith("Deadlock-") and b[1].startswith("Deadlock-") and a[1] != b[1]
+          and a[3] == b[1] and b[3] == a[1],
+          "owners and waiters of LockA and LockB cross: %r %r" % (a, b))
+    shot(driver, screenshots, "jvmprof-serve-monitor-dump.png", scroll_to="#view table.monitor-dump")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def check_contention(driver, profile, screenshots):
+    """MONITOR TIME of hproftest.Contention 5: Contention$Lock was entered contended 5 times, from
+    enterLock."""
+    check(select_profile_id(driver, profile["id"], profile["name"]),
+          "the Contention profile can be selected")
+    driver.execute_script("document.querySelector('#tabs button[data-tab=\"monitors\"]').click()")
+    lock = "hproftest.Contention$Lock"
+
+    def rows():
+        return [r for r in rows_of(driver, "#view table.monitors") if len(r) == 5 and r[0] == lock]
+    check(wait_until(rows), "the contention table lists Contention$Lock")
+    got = rows()
+    check(sum(int(r[3]) for r in got) == 5, "5 contended entries of Contention$Lock: %r" % got)
+    check(all(r[4].split("\n")[0].startswith("hproftest.Contention.enterLock") for r in got),
+          "each from enterLock: %r" % [r[4].split("\n")[0] for r in got])
+    shot(driver, screenshots, "jvmprof-serve-monitors.png")
+
+
+def check_cpu_times(driver, profile, screenshots):
+    """cpu=times: the CPU view offers time and calls; by calls, each CallTree method's self count
+    is its exact number of calls; a search narrows the hot methods table to CallTree's."""
+    check(select_profile_id(driver, profile["id"], profile["name"]),
+          "the CallTree profile can be selected")
+    driver.execute_script("document.querySelector('#tabs button[data-tab=\"cpu\"]').click()")
+    check(wait_until(lambda: texts(driver, "#measure option") == ["cpu-time", "cpu-calls"]),
+          "cpu=times offers CPU time and calls: %r" % texts(driver, "#measure option"))
+    select_measure(driver, "cpu-calls")
+    # JDK methods called thousands of times fill the table's 50 rows: search narrows it.
+    driver.find_element("css selector", "#view .fg-search").send_keys("hproftest.CallTree.")
+    expected = {"tree": "1", "a": "3", "b": "6", "c": "9", "e": "4", "thrower": "4", "deeper": "4"}
+
+    def calls():
+        hot = hot_methods(driver)
+        return {m: hot.get("hproftest.CallTree." + m, ("",))[0].split(" ")[0] for m in expected}
+    check(wait_until(lambda: calls() == expected),
+          "exact calls per method (self, by calls): %r" % calls())
+    names = [r for r in hot_methods(driver)]
+    check(bool(names) and all(n.startswith("hproftest.CallTree.") for n in names),
+          "the search leaves only CallTree's methods in the table: %r" % names[:5])
+    shot(driver, screenshots, "jvmprof-serve-cpu-times.png", scroll_to="#view table.fg-table")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+class Jvms:
+    """Runs a program to its end under HPROF with net= to the server and finds its profile."""
+
+    def __init__(self, java, env, work, port, base, token):
+        self.java, self.env, self.work = java, env, work
+        self.port, self.base, self.token = port, base, token
+
+    def run_to_profile(self, agent, classes, args, section, what):
+        """The new profile once it has ended with `section` read (asked of the server, never
+        guessed from the page, which refreshes its list only once a second), or None."""
+        last = max([p["id"] for p in api_json(self.base, self.token, "/api/profiles")] or [-1])
+        run = subprocess.run(
+            [self.java, "-agentlib:hprof=%s,net=127.0.0.1:%s" % (agent, self.port), "-cp",
+             classes, *args],
+            stdin=subprocess.DEVNULL, capture_output=True, env=self.env, cwd=self.work,
+            timeout=120)
+        check(run.returncode == 0, "%s ran: %r" % (what, run.stderr[-300:]))
+        got = wait_for_profile(self.base, self.token,
+                               lambda p: p["id"] > last and p["state"] == "ended"
+                               and p["sectionCounts"].get(section, 0) > 0)
+        check(got is not None, "%s's %s reached the server" % (what, section))
+        return got
 
 
 def api_json(base, token, path):
@@ -322,13 +570,6 @@ def select_profile_id(driver, profile_id, name, seconds=60):
             return True
         time.sleep(0.2)
     return False
-
-
-def texts(driver, selector):
-    """The text of every element matching selector, read in one step (the UI redraws)."""
-    return driver.execute_script(
-        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.textContent)",
-        selector)
 
 
 def select_profile(driver, state_text, seconds=60):
@@ -383,16 +624,6 @@ def click_command(driver, name):
     driver.find_element(By.CSS_SELECTOR, '#command-buttons button[data-command="%s"]' % name).click()
 
 
-def wait_for(driver, selector, seconds=60):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-    try:
-        WebDriverWait(driver, seconds).until(lambda d: d.find_elements(By.CSS_SELECTOR, selector))
-        return True
-    except Exception:
-        return False
-
-
 def wait_for_text(driver, element_id, text, seconds=60):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -402,12 +633,6 @@ def wait_for_text(driver, element_id, text, seconds=60):
         return True
     except Exception:
         return False
-
-
-def shot(driver, directory, name):
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-        driver.save_screenshot(os.path.join(directory, name))
 
 
 def status(url, headers=None):

@@ -17,21 +17,13 @@ PlantedNode objects in an ArrayList. The test
 Screenshots go to --screenshots."""
 import argparse
 import os
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, flush=True)
-    return cond
+from browser_support import (Serve, check, finish, rows_of, shot, skip_reason, start_chromium,
+                             stop_all, wait_for, wait_until)
 
 
 def main():
@@ -45,17 +37,9 @@ def main():
     ap.add_argument("--screenshots", help="directory for the views' screenshots")
     a = ap.parse_args()
     java = os.path.join(a.jdk, "bin", "java")
-    if not os.path.exists(java):
-        print("skipped: no JDK at " + a.jdk)
-        return 77
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("skipped: python3-selenium is not installed")
-        return 77
-    if not shutil.which("chromedriver") or not shutil.which("chromium"):
-        print("skipped: chromium / chromium-driver are not installed")
+    reason = skip_reason(a.jdk)
+    if reason:
+        print("skipped: " + reason)
         return 77
     for path in (a.jvmprof, os.path.join(a.lib_dir, "libhprof.so")):
         if not os.path.exists(path):
@@ -77,18 +61,9 @@ def main():
                      "PlantedHeap dumped its heap: " + err[-400:]):
             return 1
 
-        serve = subprocess.Popen([a.jvmprof, "serve", "--port", "0", "--ui-port", "0", dump],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        agent_line = serve.stdout.readline()
-        ui_line = serve.stdout.readline()
-        port = re.search(r"net=127\.0\.0\.1:(\d+)", agent_line).group(1)
-        url = re.search(r"(http://\S+)", ui_line).group(1)
-
-        opts = webdriver.ChromeOptions()
-        for o in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1400",
-                  "--user-data-dir=" + os.path.join(work, "chrome")):
-            opts.add_argument(o)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+        serve = Serve(a.jvmprof, [dump])
+        port, url = serve.port, serve.url
+        driver = start_chromium(work, "1400,1400")
         driver.get(url)
         check(select_profile(driver, "planted.hprof"), "the dump file is listed and selected")
         open_tab(driver, "heap")
@@ -111,7 +86,7 @@ def main():
                 "var rows = document.querySelectorAll('table.object-fields tr');"
                 "for (var r of rows) if (r.cells[0] && r.cells[0].textContent === 'next')"
                 "  r.querySelector('a.object-link').click();")
-            check(wait_until(driver, lambda: field_rows(driver).get("payload") == ("long", "298")),
+            check(wait_until(lambda: field_rows(driver).get("payload") == ("long", "298")),
                   "following next opens the node with payload 298")
             refs = wait_rows(driver, "table.referrer-list")
             check(any(r[0] == head and r[1] == "next" for r in refs),
@@ -172,35 +147,12 @@ def main():
             growth = [number(r[1]) for r in wait_rows(driver, "table.heap-diff-table")]
             check(growth == sorted(growth), "a second click reverses the order")
     finally:
-        if driver:
-            driver.quit()
-        if jvm and jvm.poll() is None:
-            jvm.kill()
-            jvm.wait()
-        if serve:
-            serve.terminate()
-            try:
-                serve.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                serve.kill()
-        shutil.rmtree(work, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    print("heap browser: ok")
-    return 0
+        stop_all(driver, jvm, serve, work)
+    return finish("heap browser")
 
 
 def number(text):
     return int(text.replace(",", "").replace("+", ""))
-
-
-def rows_of(driver, table):
-    """Cell texts of a table's data rows, read in one step (the UI redraws)."""
-    return driver.execute_script(
-        "var t = document.querySelector(arguments[0]); if (!t) return [];"
-        "return Array.from(t.querySelectorAll('tr')).slice(1).map("
-        "  r => Array.from(r.cells).map(c => c.textContent));", table)
 
 
 def wait_rows(driver, table, seconds=60):
@@ -266,28 +218,6 @@ def select_profile(driver, text, live=False, seconds=60):
             pass
         time.sleep(0.2)
     return False
-
-
-def wait_until(driver, predicate, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            if predicate():
-                return True
-        except Exception:
-            pass
-        time.sleep(0.1)
-    return False
-
-
-def wait_for(driver, selector, seconds=60):
-    return wait_until(driver, lambda: driver.find_elements("css selector", selector), seconds)
-
-
-def shot(driver, directory, name):
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-        driver.save_screenshot(os.path.join(directory, name))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ import java.util.List;
 
 /**
  * Known answer for the live front end: thread "Burner" spends its time in hotLoop() until stdin
- * closes; 5000 PlantedNode objects stay reachable; a thread with markup in its name tests that the
- * UI shows names as text. Prints READY once everything is in place.
+ * closes; 5000 PlantedNode objects stay reachable; 50 equal strings "jvmprof-duplicate", each with
+ * its own array (built at run time, so no literal of that value exists), stay reachable for the
+ * duplicate-strings view; a thread with markup in its name tests that the UI shows names as text.
+ * Prints READY once everything is in place.
  */
 public final class LiveHog {
   static volatile long sink;
@@ -35,6 +37,7 @@ public final class LiveHog {
 
   public static void main(String[] args) throws Exception {
     for (int i = 0; i < 5000; i++) KEEP.add(new PlantedNode(i));
+    for (int i = 0; i < 50; i++) KEEP.add(new StringBuilder("jvmprof-dup").append("licate").toString());
     Thread burner = new Thread(() -> {
       while (!stop) sink += hotLoop();
     }, "Burner");
