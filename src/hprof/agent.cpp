@@ -92,8 +92,8 @@ unsigned current_trace(JNIEnv* env) {
 uint32_t current_site(JNIEnv* env, jint type, jobjectID class_id) {
   Profile& p = profile();
   if (p.options.depth == 0) return p.sites.site_index({type, class_id, kEmptyTraceSerial});
-  static const bool by_location = g_jvmpi_ext != nullptr &&
-                                  JVMPI_EXT_HAS(g_jvmpi_ext, LineOfLocation);
+  static const bool by_location =
+      g_jvmpi_ext != nullptr && JVMPI_EXT_HAS(g_jvmpi_ext, LineOfLocation);
   return with_current_stack(
       env,
       [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
