@@ -165,6 +165,18 @@ typedef struct JVMPI_ExtInterface {
    * the heap is walked, so the runtime never holds more than one chunk. JVMPI_SUCCESS;
    * JVMPI_FAIL on bad arguments, when the walk failed or the sink stopped it. */
   jint(JNICALL* StreamHeapDump)(jint level, jint chunk_bytes, const JVMPIExt_HeapDumpSink* sink);
+
+  /* Added after version 1: check JVMPI_EXT_HAS(ext, LineOfLocation) (it comes with
+   * GetCallTraceLocations).
+   * GetCallTrace of the calling thread (trace->env_id must be its own JNIEnv, else no frames),
+   * with each frame's `lineno` holding the frame's bytecode index instead of its source line (-1
+   * for a native method). Finding a line costs a table lookup per frame; an agent that only tells
+   * stacks apart (an allocation-site profiler, once per allocation) keys on indexes and asks
+   * LineOfLocation once per stack it has not seen. */
+  void(JNICALL* GetCallTraceLocations)(JVMPI_CallTrace* trace, jint depth);
+  /* The source line of bytecode index `location` in `method`, as GetCallTrace reports it: -3 for
+   * a native method (location -1), -1 when the class has no line table. */
+  jint(JNICALL* LineOfLocation)(jmethodID method, jint location);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

@@ -52,8 +52,9 @@ unsigned thread_serial(JNIEnv* env) {
 
 // Calls f(frames, count, thread serial for traces) with the calling thread's stack to the
 // profile's depth.
+// With `locations`, the frames carry bytecode indexes (GetCallTraceLocations), not lines.
 template <typename F>
-unsigned with_current_stack(JNIEnv* env, F&& f) {
+unsigned with_current_stack(JNIEnv* env, F&& f, bool locations = false) {
   Profile& p = profile();
   // Every allocation comes here: the usual depths need no heap allocation.
   constexpr int kOnStack = 64;
@@ -65,7 +66,11 @@ unsigned with_current_stack(JNIEnv* env, F&& f) {
     frames = on_heap.data();
   }
   JVMPI_CallTrace trace{env, 0, frames};
-  jvmpi()->GetCallTrace(&trace, p.options.depth);
+  if (locations) {
+    g_jvmpi_ext->GetCallTraceLocations(&trace, p.options.depth);
+  } else {
+    jvmpi()->GetCallTrace(&trace, p.options.depth);
+  }
   // A thread nobody can name (one still being attached, allocating its own Thread object) puts
   // no thread in the trace, like JDK 8's serial 0.
   unsigned thread = p.options.thread_in_traces ? thread_serial(env) : 0;
@@ -81,13 +86,21 @@ unsigned current_trace(JNIEnv* env) {
   });
 }
 
-// The site of an allocation of `class_id` on the calling thread.
+// The site of an allocation of `class_id` on the calling thread. Where the runtime has
+// GetCallTraceLocations, the site finder keys on bytecode indexes and looks lines up only for a
+// stack it has not seen (the allocation event comes on the allocating thread).
 uint32_t current_site(JNIEnv* env, jint type, jobjectID class_id) {
   Profile& p = profile();
   if (p.options.depth == 0) return p.sites.site_index({type, class_id, kEmptyTraceSerial});
-  return with_current_stack(env, [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
-    return p.site_finder.find(p.sites, p.traces, frames, count, thread, type, class_id);
-  });
+  static const bool by_location =
+      g_jvmpi_ext != nullptr && JVMPI_EXT_HAS(g_jvmpi_ext, LineOfLocation);
+  return with_current_stack(
+      env,
+      [&](const JVMPI_CallFrame* frames, int count, unsigned thread) {
+        return p.site_finder.find(p.sites, p.traces, frames, count, thread, type, class_id,
+                                  by_location ? g_jvmpi_ext->LineOfLocation : nullptr);
+      },
+      by_location);
 }
 
 void on_thread_start(const JVMPI_Event& e) {

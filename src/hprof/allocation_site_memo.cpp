@@ -80,11 +80,29 @@ void SiteFinder::insert(const Entry& entry) {
   ++size_;
 }
 
+namespace {
+
+// The frames with source lines in place of bytecode indexes (`lines`), or the frames themselves.
+const JVMPI_CallFrame* with_lines(const JVMPI_CallFrame* frames, int count, LineOfLocation lines,
+                                  JVMPI_CallFrame* out) {
+  if (lines == nullptr) return frames;
+  for (int i = 0; i < count; ++i) {
+    out[i].method_id = frames[i].method_id;
+    out[i].lineno = lines(frames[i].method_id, frames[i].lineno);
+  }
+  return out;
+}
+
+}  // namespace
+
 uint32_t SiteFinder::find(AllocationSites& sites, TraceTable& traces, const JVMPI_CallFrame* frames,
-                          int count, unsigned thread_serial, jint type, jobjectID class_id) {
+                          int count, unsigned thread_serial, jint type, jobjectID class_id,
+                          LineOfLocation lines) {
   if (count < 0) count = 0;
   if (count > kInline) {
-    return sites.site_index({type, class_id, traces.intern(frames, count, thread_serial)});
+    std::vector<JVMPI_CallFrame> lined(lines != nullptr ? static_cast<size_t>(count) : 0);
+    const JVMPI_CallFrame* traced = with_lines(frames, count, lines, lined.data());
+    return sites.site_index({type, class_id, traces.intern(traced, count, thread_serial)});
   }
   Entry key;
   key.class_id = class_id;
@@ -105,7 +123,9 @@ uint32_t SiteFinder::find(AllocationSites& sites, TraceTable& traces, const JVMP
     found = lookup(key.hash, key, &key.site);
   }
   if (!found) {
-    key.site = sites.site_index({type, class_id, traces.intern(frames, count, thread_serial)});
+    JVMPI_CallFrame lined[kInline];
+    const JVMPI_CallFrame* traced = with_lines(frames, count, lines, lined);
+    key.site = sites.site_index({type, class_id, traces.intern(traced, count, thread_serial)});
     std::lock_guard lock(mutex_);
     uint32_t other = 0;
     if (!lookup(key.hash, key, &other)) insert(key);  // else another thread was first: same site

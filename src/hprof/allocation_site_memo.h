@@ -17,14 +17,21 @@
 
 namespace hprof::agent {
 
+// The runtime's LineOfLocation (jvmpi_ext.h): the source line of a bytecode index.
+using LineOfLocation = jint(JNICALL*)(jmethodID method, jint location);
+
 class SiteFinder {
  public:
   SiteFinder();
   // The index in `sites` of the site (type, class_id, trace of these frames and thread), created
   // on first use: the same answer as sites.site_index({type, class_id, traces.intern(...)}). A
   // finder serves one sites table and one trace table for its life.
+  // With `lines`, the frames' lineno fields hold bytecode indexes (GetCallTraceLocations) and the
+  // finder keys on them, turning them into source lines (for the trace) only for a stack it has
+  // not seen; a finder is called with or without `lines` for its whole life, never both.
   uint32_t find(AllocationSites& sites, TraceTable& traces, const JVMPI_CallFrame* frames,
-                int count, unsigned thread_serial, jint type, jobjectID class_id);
+                int count, unsigned thread_serial, jint type, jobjectID class_id,
+                LineOfLocation lines = nullptr);
 
   static constexpr int kInlineFrames = 4;  // HPROF's default depth; deeper stacks skip both caches
 

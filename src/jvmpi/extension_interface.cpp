@@ -1,6 +1,7 @@
 #include "extension_interface.h"
 
 #include "allocation_events.h"
+#include "call_trace_locations.h"
 #include "cpu_sampling.h"
 #include "heap_dump.h"
 
@@ -19,6 +20,8 @@ JVMPI_ExtInterface make_table() {
   t.StartAllocationSampling = allocation_events::start_sampling;
   t.StopAllocationSampling = allocation_events::stop_sampling;
   t.StreamHeapDump = heap_dump::stream_heap_dump;
+  t.GetCallTraceLocations = call_trace_locations::get_call_trace_locations;
+  t.LineOfLocation = call_trace_locations::line_of_location;
   return t;
 }
 
