@@ -50,7 +50,7 @@ struct OpenOptions {
   // Called while a new index is built (not when one is reused), on the opening thread: the phase
   // ("reading records", "dominators", ...) and its percentage, whenever either changes; each
   // phase ends with 100. Independent of `progress` (stderr).
-  std::function<void(const std::string& phase, unsigned percent)> on_progress;
+  std::function<void(const std::string& phase, unsigned percent)> on_progress = nullptr;
 };
 
 struct DumpSummary {

@@ -116,7 +116,9 @@ TEST(DominatorTreeDown, WholeTreeIsConsistent) {
           ASSERT_EQ(page.total, page.children.size());
           walk(&c, page.children);
         }
-        if (parent) EXPECT_EQ(parent->shallow_bytes + sum, parent->retained_bytes) << parent->id;
+        if (parent) {
+          EXPECT_EQ(parent->shallow_bytes + sum, parent->retained_bytes) << parent->id;
+        }
       };
   auto top = d->dominator_roots(0, 1000);
   ASSERT_EQ(top.total, top.children.size());
@@ -142,10 +144,11 @@ TEST(IndexingProgress, CallbackSeesPhasesEndingAt100) {
   for (size_t k = 0; k < seen.size(); ++k) {
     phases.insert(seen[k].first);
     EXPECT_LE(seen[k].second, 100u);
-    if (k + 1 < seen.size() && seen[k + 1].first == seen[k].first)
+    if (k + 1 < seen.size() && seen[k + 1].first == seen[k].first) {
       EXPECT_LE(seen[k].second, seen[k + 1].second) << seen[k].first;
-    if (k + 1 == seen.size() || seen[k + 1].first != seen[k].first)
+    } else {
       EXPECT_EQ(seen[k].second, 100u) << seen[k].first << " ends below 100";
+    }
   }
   EXPECT_TRUE(phases.count("reading records"));
   EXPECT_TRUE(phases.count("dominators"));
