@@ -81,6 +81,19 @@
     });
     drawLog(p);
     drawView(p);
+    drawIndexing(p);
+  }
+
+  // While the server indexes the heap dump, the heap view's bar shows the analysis library's
+  // phase and percentage (the profile's status, polled once a second).
+  function drawIndexing(p) {
+    var bar = document.querySelector('#view .heap-status progress.heap-indexing');
+    var ix = p.indexing;
+    if (!bar || !ix || !ix.active || !ix.phase) return;
+    bar.max = 100;
+    bar.value = ix.percent;
+    var label = bar.parentNode.querySelector('.heap-indexing-phase');
+    if (label) label.textContent = ' indexing the heap dump: ' + ix.phase + ' ' + ix.percent + ' %';
   }
 
   function drawLog(p) {
@@ -218,10 +231,10 @@
   // biggest objects by retained size, duplicate strings.
   function drawHeap(p, view, stillShown) {
     view.textContent = '';
-    // Until the summary arrives the dump is being indexed (a big one takes a while): an
-    // indeterminate bar, as the analysis library reports no percentage to the server.
+    // Until the summary arrives the dump is being indexed (a big one takes a while): a bar,
+    // indeterminate until drawIndexing() has the server's phase and percentage.
     var status = el('p', 'heap-status');
-    status.append(el('progress', 'heap-indexing'), ' indexing the heap dump…');
+    status.append(el('progress', 'heap-indexing'), el('span', 'heap-indexing-phase', ' indexing the heap dump…'));
     view.appendChild(status);
     var base = '/api/profiles/' + p.id + '/heap/';
     api(base + 'summary').then(function (s) {
@@ -242,11 +255,19 @@
       api(base + 'dominators').then(function (list) {
         dom.appendChild(table('dominators', ['object', 'retained', 'objects', 'retains'],
           list.map(function (b) {
-            return [link(b.object['class'] + ' ' + b.object.id, function () { showObject(base, b.object.id, detail); }),
-                    b.object.retained, b.retainedObjects,
+            // The toggle opens the object's dominated children below it (the tree, downwards).
+            var cell = el('div', 'domtree-cell');
+            var children = el('div', 'domtree-children');
+            cell.append(link(b.object['class'] + ' ' + b.object.id, function () { showObject(base, b.object.id, detail); }),
+                        domToggle(base, b.object.id, children, 1, detail), children);
+            return [cell, b.object.retained, b.retainedObjects,
                     b.retainedByClass.map(function (c) { return c.instances + ' ' + c.name; }).join(', ')];
           })));
       });
+      view.appendChild(el('h3', null, 'Dominator tree'));
+      var top = el('div', 'domtree');
+      view.appendChild(top);
+      domChildren(base, 'root', top, 0, 0, detail);
       view.appendChild(el('h3', null, 'Duplicate strings'));
       var dup = el('div');
       view.appendChild(dup);
@@ -264,6 +285,53 @@
         JvmprofHeapDiff.render(view, p.id, state.profiles);
       }
     }, function (e) { status.textContent = e.message; });
+  }
+
+  // The dominator tree, downwards: a page of the objects `id` ('root': the GC roots as a whole)
+  // immediately dominates, biggest retained first, each a row that opens in the object view and
+  // expands into its own children; "more…" fetches the next page.
+  var DOMTREE_PAGE = 50;
+  function domChildren(base, id, box, depth, offset, detail) {
+    var loading = el('div', 'domtree-more', 'loading…');
+    box.appendChild(loading);
+    api(base + 'dominated?id=' + encodeURIComponent(id) + '&offset=' + offset + '&limit=' + DOMTREE_PAGE)
+      .then(function (page) {
+        loading.remove();
+        if (!page.total) box.appendChild(el('div', 'domtree-more', 'dominates nothing'));
+        page.children.forEach(function (o) {
+          var row = el('div', 'domtree-row');
+          row.style.paddingLeft = (depth * 18) + 'px';
+          var children = el('div', 'domtree-children');
+          // Retained = shallow: nothing below it, no toggle.
+          var toggle = o.retained > o.shallow ? domToggle(base, o.id, children, depth + 1, detail)
+            : el('span', 'domtree-leaf', '·');
+          row.append(toggle, link(o['class'] + ' ' + o.id, function () { showObject(base, o.id, detail); }),
+                     el('span', 'domtree-size', 'shallow ' + o.shallow + ', retained ' + o.retained));
+          box.append(row, children);
+        });
+        var next = offset + page.children.length;
+        if (next < page.total) {
+          var more = el('div', 'domtree-more');
+          more.style.paddingLeft = (depth * 18) + 'px';
+          more.appendChild(link('more… (' + (page.total - next) + ' of ' + page.total + ' not shown)', function () {
+            more.remove();
+            domChildren(base, id, box, depth, next, detail);
+          }));
+          box.appendChild(more);
+        }
+      }, function (e) { loading.textContent = e.message; });
+  }
+
+  function domToggle(base, id, children, depth, detail) {
+    var b = el('button', 'domtree-toggle', '+');
+    b.title = 'objects it dominates';
+    var loaded = false;
+    b.addEventListener('click', function () {
+      if (!loaded) { loaded = true; domChildren(base, id, children, depth, 0, detail); }
+      else children.hidden = !children.hidden;
+      b.textContent = children.hidden ? '+' : '−';
+    });
+    return b;
   }
 
   function showInstances(base, name, detail) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -46,6 +47,10 @@ class Error : public std::runtime_error {
 struct OpenOptions {
   bool use_index_file = true;  // reuse and write DUMP.jvmprof-index
   bool progress = false;       // phase and percent on stderr, at most once a second
+  // Called while a new index is built (not when one is reused), on the opening thread: the phase
+  // ("reading records", "dominators", ...) and its percentage, whenever either changes; each
+  // phase ends with 100. Independent of `progress` (stderr).
+  std::function<void(const std::string& phase, unsigned percent)> on_progress = nullptr;
 };
 
 struct DumpSummary {
@@ -167,6 +172,13 @@ struct Referrer {
   bool weak = false;  // the reference is a weak/soft/phantom referent
 };
 
+// Objects immediately dominated by one object (or by the GC roots as a whole), biggest
+// retained first.
+struct DominatedPage {
+  uint64_t total = 0;                // all of them
+  std::vector<ObjectInfo> children;  // [offset, offset + limit) of them
+};
+
 struct ReferrerPage {
   uint64_t total = 0;               // all referrers (strong and weak)
   std::vector<Referrer> referrers;  // [offset, offset + limit) of them
@@ -192,6 +204,13 @@ class HeapDump {
   // The immediate dominator of an object: nullopt if unreachable or dominated by the GC roots
   // as a whole (no single object dominates it).
   std::optional<ObjectInfo> immediate_dominator(uint64_t id) const;
+  // Going down the dominator tree: the objects `id` immediately dominates, biggest retained first
+  // (ties in dump order), [offset, offset + limit). Their retained sizes plus `id`'s shallow size
+  // make `id`'s retained size. The children lists are built on first use (8 bytes per object).
+  // Throws Error if no such object.
+  DominatedPage dominated(uint64_t id, uint64_t offset, uint64_t limit) const;
+  // The top of the tree: objects dominated by the GC roots as a whole (no single object).
+  DominatedPage dominator_roots(uint64_t offset, uint64_t limit) const;
   // Shortest paths from GC roots over strong references, one per distinct last referrer,
   // shortest first. Empty if the object is unreachable; throws Error if no such object.
   std::vector<RootPath> paths_to(uint64_t id, size_t max_paths) const;

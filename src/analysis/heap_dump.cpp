@@ -55,7 +55,7 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
     impl->index_reused = impl->index != nullptr;
   }
   if (!impl->index) {
-    detail::Progress progress(options.progress);
+    detail::Progress progress(options.progress, options.on_progress);
     detail::ProgressFn report = [&](const char* phase, uint64_t done, uint64_t total) {
       progress.update(phase, done, total);
     };
@@ -64,6 +64,7 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
     try {
       impl->index = std::make_unique<detail::HeapIndex>(
           detail::build_index(bytes, report, index_path, use_index_file, identity));
+      progress.finish();
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }
@@ -121,6 +122,13 @@ const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
   for (uint32_t v = 0; v < n; ++v)
     if (ix().idom[v] != kNone) t->child[t->begin[ix().idom[v] + 1]++] = v;
   t->begin.pop_back();
+  // Biggest first, so a page of children is a slice (the browser's "dominated" view).
+  const auto& retained = ix().retained;
+  for (uint32_t v = 0; v <= n; ++v)
+    std::sort(t->child.begin() + t->begin[v], t->child.begin() + t->begin[v + 1],
+              [&](uint32_t a, uint32_t b) {
+                return retained[a] != retained[b] ? retained[a] > retained[b] : a < b;
+              });
   tree_ = std::move(t);
   return *tree_;
 }
@@ -335,6 +343,31 @@ std::optional<ObjectInfo> HeapDump::immediate_dominator(uint64_t id) const {
   uint32_t v = impl_->find_node(id);
   if (v == kNone || ix.idom[v] == kNone || ix.idom[v] == ix.node_count) return std::nullopt;
   return impl_->info(ix.idom[v]);
+}
+
+DominatedPage HeapDump::Impl::children_page(uint32_t node, uint64_t offset, uint64_t limit) const {
+  const Tree& t = tree();
+  DominatedPage page;
+  const uint32_t first = t.begin[node], end = t.begin[node + 1];
+  page.total = end - first;
+  for (uint64_t i = offset; i < page.total && i - offset < limit; ++i)
+    page.children.push_back(info(t.child[first + i]));
+  return page;
+}
+
+DominatedPage HeapDump::dominated(uint64_t id, uint64_t offset, uint64_t limit) const {
+  const uint32_t v = impl_->find_node(id);
+  if (v == kNone) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "no object with id 0x%llx in the dump",
+                  static_cast<unsigned long long>(id));
+    throw Error(buf);
+  }
+  return impl_->children_page(v, offset, limit);
+}
+
+DominatedPage HeapDump::dominator_roots(uint64_t offset, uint64_t limit) const {
+  return impl_->children_page(impl_->ix().node_count, offset, limit);
 }
 
 std::vector<RootPath> HeapDump::paths_to(uint64_t id, size_t max_paths) const {

@@ -25,12 +25,14 @@ struct HeapDump::Impl {
   // several threads at once (jvmprof serve), so building and checking them holds this lock.
   mutable std::recursive_mutex lazy_mu;
 
-  // The dominator tree's children in CSR form (node_count + 1 is the super-root), built once.
+  // The dominator tree's children in CSR form (node_count is the super-root), built once; each
+  // node's children are sorted by retained size, biggest first (ties in node order).
   struct Tree {
     std::vector<uint32_t> begin;  // node_count + 2 entries
     std::vector<uint32_t> child;
   };
   const Tree& tree() const;
+  DominatedPage children_page(uint32_t node, uint64_t offset, uint64_t limit) const;
   mutable std::unique_ptr<Tree> tree_;
   mutable std::unique_ptr<std::vector<ClassStats>> histogram_;  // by class index
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 namespace analysis::detail {
 
@@ -18,8 +19,9 @@ double cpu_seconds() {
 
 }  // namespace
 
-Progress::Progress(bool wanted)
+Progress::Progress(bool wanted, Callback callback)
     : enabled_(wanted && ::isatty(STDERR_FILENO)),
+      callback_(std::move(callback)),
       last_(std::chrono::steady_clock::now()),
       timings_(std::getenv("JVMPROF_PHASE_TIMES") != nullptr),
       start_(last_) {}
@@ -33,7 +35,24 @@ Progress::~Progress() {
   }
 }
 
+void Progress::finish() {
+  if (callback_ && !callback_phase_.empty() && callback_percent_ < 100)
+    callback_(callback_phase_, callback_percent_ = 100);
+}
+
 void Progress::update(const char* phase, uint64_t done, uint64_t total) {
+  if (callback_) {
+    unsigned percent = total ? static_cast<unsigned>(done * 100 / total) : 0;
+    if (percent > 100) percent = 100;
+    if (callback_phase_ != phase) {
+      // The previous phase is over: it ends at 100 % (phases report their start, not their end).
+      finish();
+      callback_phase_ = phase;
+      callback_(callback_phase_, callback_percent_ = percent);
+    } else if (percent > callback_percent_) {
+      callback_(callback_phase_, callback_percent_ = percent);
+    }
+  }
   if (timings_ && phase_ != phase) {
     phase_ = phase;
     auto s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

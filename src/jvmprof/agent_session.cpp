@@ -276,10 +276,26 @@ std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error) {
   try {
     analysis::OpenOptions options;
     options.use_index_file = false;  // never write next to someone's file
+    // The UI polls info() while this runs: it shows the phase and percent on its progress bar.
+    options.on_progress = [this](const std::string& phase, unsigned percent) {
+      std::lock_guard lock(mu_);
+      indexing_phase_ = phase;
+      indexing_percent_ = percent;
+    };
+    {
+      std::lock_guard lock(mu_);
+      indexing_ = true;
+      indexing_phase_.clear();
+      indexing_percent_ = 0;
+    }
     heap_ = analysis::HeapDump::open(path, options);
     heap_serial_ = serial;
+    std::lock_guard lock(mu_);
+    indexing_ = false;
     return heap_;
   } catch (const std::exception& e) {
+    std::lock_guard lock(mu_);
+    indexing_ = false;
     error = e.what();
     return nullptr;
   }
@@ -350,6 +366,8 @@ nlohmann::json Session::info() const {
       {"startedAt",
        std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch()).count()},
       {"commands", std::move(commands)},
+      {"indexing",
+       {{"active", indexing_}, {"phase", indexing_phase_}, {"percent", indexing_percent_}}},
   };
 }
 

@@ -112,6 +112,12 @@ class Session {
   uint64_t dump_prefix_ = 0;  // under mu_: stream bytes through the newest complete dump
   uint64_t dump_serial_ = 0;  // under mu_: which dump that is (1, 2, ...)
 
+  // Indexing a dump (under mu_): the analysis library's latest phase and percent, shown while it
+  // runs ("indexing" in info()) and kept afterwards (the last phase at 100 %).
+  bool indexing_ = false;
+  std::string indexing_phase_;
+  unsigned indexing_percent_ = 0;
+
   std::mutex heap_mu_;  // opening a dump can take long: never held by the reader
   std::shared_ptr<const analysis::HeapDump> heap_;
   uint64_t heap_serial_ = 0;

@@ -95,10 +95,15 @@ struct Routes {
   // Parses the profile number, id=, offset= and limit=, and runs `f` on the profile's heap.
   void with_object(const httplib::Request& req, httplib::Response& res,
                    const std::function<nlohmann::json(const analysis::HeapDump&, uint64_t id,
-                                                      uint64_t offset, uint64_t limit)>& f) {
+                                                      uint64_t offset, uint64_t limit)>& f,
+                   bool root_ok = false) {
     uint64_t profile = 0, id = 0, offset = 0, limit = 0;
-    if (!number_param(req, "id", 0, id) || !req.has_param("id"))
-      return error(res, 400, "id= must be an object id (0x...)");
+    // id=root (where allowed): the dominator tree's top, passed on as id 0 (never an object's).
+    const bool root = root_ok && req.get_param_value("id") == "root";
+    if (!root && (!number_param(req, "id", 0, id) || !req.has_param("id") || id == 0))
+      return error(res, 400,
+                   root_ok ? "id= must be an object id (0x...) or root"
+                           : "id= must be an object id (0x...)");
     if (!number_param(req, "offset", 0, offset) || !number_param(req, "limit", 100, limit) ||
         limit == 0 || limit > kMaxPage)
       return error(res, 400, "offset= and limit= must be numbers, limit 1..1000");
@@ -152,6 +157,19 @@ struct Routes {
     return {{"total", page.total}, {"offset", offset}, {"referrers", std::move(list)}};
   }
 
+  // Going down the dominator tree: the objects `id` (0: the GC roots as a whole) immediately
+  // dominates, biggest retained first.
+  static nlohmann::json dominated(const analysis::HeapDump& h, uint64_t id, uint64_t offset,
+                                  uint64_t limit) {
+    const auto page = id == 0 ? h.dominator_roots(offset, limit) : h.dominated(id, offset, limit);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& o : page.children) list.push_back(object_json(o));
+    return {{"id", id == 0 ? std::string("root") : hex(id)},
+            {"total", page.total},
+            {"offset", offset},
+            {"children", std::move(list)}};
+  }
+
   void diff(const httplib::Request& req, httplib::Response& res) {
     uint64_t before = 0, after = 0;
     if (!number_param(req, "before", 0, before) || !number_param(req, "after", 0, after) ||
@@ -189,6 +207,10 @@ void add_heap_object_routes(httplib::Server& server, SessionRegistry& registry) 
   server.Get(R"(/api/profiles/(\d+)/heap/referrers)",
              [routes](const httplib::Request& req, httplib::Response& res) {
                routes->with_object(req, res, &Routes::referrers);
+             });
+  server.Get(R"(/api/profiles/(\d+)/heap/dominated)",
+             [routes](const httplib::Request& req, httplib::Response& res) {
+               routes->with_object(req, res, &Routes::dominated, true);
              });
   server.Get("/api/heap/diff", [routes](const httplib::Request& req, httplib::Response& res) {
     routes->diff(req, res);

@@ -9,7 +9,8 @@ the hot methods table's total, search, zoom, bottom-up and per thread (hotLoop u
 threads view shows start and end times and a thread whose name is markup as text (no element, no
 script run), and "exit JVM" ends the JVM only after the confirmation dialog; a format=b JVM's
 "dump heap" brings the heap views (an indexing bar until the summary is answered, histogram with
-the 5000 planted objects, the dominator tree object retaining them, 50 duplicate strings, their
+the 5000 planted objects, the dominator tree object retaining them and, expanded downwards, the
+planted objects below it, 50 duplicate strings, their
 path from a GC root); a planted deadlock is drawn as a cycle with each thread's trace and its
 locks' owners and waiters; hproftest.Contention's 5 contended enters are in the contention table;
 hproftest.CallTree under cpu=times shows its exact calls per method; two profiles of a program
@@ -19,6 +20,7 @@ Screenshots of each view go to --screenshots."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -180,6 +182,7 @@ def main():
                   "the heap histogram counts the 5000 planted objects: %r" % (planted_row,))
             shot(driver, a.screenshots, "jvmprof-serve-heap.png")
             check_dominators_and_strings(driver, a.screenshots)
+            check_dominator_tree(driver, a.screenshots)
             if planted_row is not None:
                 check(click_when_there(
                     driver, lambda: driver.find_element(By.LINK_TEXT, "jvmproftest.LiveHog$PlantedNode")),
@@ -392,7 +395,6 @@ CLOCK = r"^\d\d:\d\d:\d\d\.\d\d\d$"
 def check_thread_times(driver, running):
     """Threads carry the time their START / END arrived: the marked-up thread started and ended
     before READY; Burner runs until the JVM exits (running=False: after it has)."""
-    import re
     marked = "<img src=x onerror=window.__jvmprofXss=1>"
 
     def rows():
@@ -458,6 +460,73 @@ def check_dominators_and_strings(driver, screenshots):
     row = duplicate()
     check(bool(row) and row[0][1] == "50", "jvmprof-duplicate has 50 copies: %r" % (row,))
     shot(driver, screenshots, "jvmprof-serve-heap-strings.png", scroll_to="#view table.strings")
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+# One step down the dominator tree below the holder of LiveHog's planted objects (marked
+# data-jvmprof-test=holder): expands the ArrayList's array, else pages on with "more…", until
+# PlantedNode rows show; then returns [indent, "shallow S, retained R", has a toggle] of each.
+DOMTREE_STEP = """
+var planted = 'jvmproftest.LiveHog$PlantedNode 0x';
+var cell = document.querySelector('[data-jvmprof-test=holder]');
+if (!cell) {
+  var rows = Array.from(document.querySelectorAll('#view table.dominators tr')).slice(1).filter(
+    r => r.cells.length === 4 && r.cells[3].textContent.split(', ').indexOf('5000 ' + planted.slice(0, -3)) >= 0);
+  var pick = p => rows.find(r => r.cells[0].querySelector('a').textContent.startsWith(p));
+  var row = pick('java.util.ArrayList 0x') || pick('java.lang.Object[] 0x');
+  if (!row) return 'no holder';
+  cell = row.cells[0];
+  cell.setAttribute('data-jvmprof-test', 'holder');
+  cell.querySelector('button.domtree-toggle').click();
+  return 'holder opened';
+}
+var found = Array.from(cell.querySelectorAll('.domtree-row')).filter(
+  r => r.querySelector('a').textContent.startsWith(planted));
+if (found.length) return found.map(r => [r.style.paddingLeft, r.querySelector('.domtree-size').textContent,
+                                         !!r.querySelector('button.domtree-toggle')]);
+var array = Array.from(cell.querySelectorAll('.domtree-row')).find(
+  r => r.querySelector('a').textContent.startsWith('java.lang.Object[] 0x'));
+var toggle = array && array.querySelector('button.domtree-toggle');
+if (toggle && toggle.textContent === '+') { toggle.click(); return 'array opened'; }
+var more = cell.querySelectorAll('.domtree-more a');
+if (more.length) { more[more.length - 1].click(); return 'more'; }
+return 'waiting';
+"""
+
+
+def check_dominator_tree(driver, screenshots):
+    """Down the dominator tree: the holder of LiveHog's 5000 PlantedNode objects (the ArrayList,
+    else its array) expands into its dominated children, the array into its elements: the
+    planted objects, one level below the array, leaves (retained = shallow), paged by "more…"
+    (the 50 bigger strings of the same list come first)."""
+    check(wait_for(driver, "#view .domtree > .domtree-row"), "the dominator tree's top is listed")
+    found = []
+
+    def step():
+        got = driver.execute_script(DOMTREE_STEP)
+        if isinstance(got, list):
+            found.extend(got)
+            return True
+        return False
+    check(wait_until(step), "expanding the planted list's holder shows PlantedNode objects")
+    holder = driver.execute_script(
+        "return document.querySelector('[data-jvmprof-test=holder] a').textContent")
+    # The ArrayList's child is the array (indent 1), whose children are the nodes (indent 2).
+    indent = "36px" if holder.startswith("java.util.ArrayList") else "18px"
+    check(0 < len(found) <= 50 and all(f[0] == indent for f in found),
+          "a page of PlantedNode rows, indented below %s: %r" % (holder, found[:3]))
+    sizes = [re.match(r"shallow (\d+), retained (\d+)$", f[1]) for f in found]
+    check(all(m and m.group(1) == m.group(2) and int(m.group(1)) > 0 for m in sizes) and
+          not any(f[2] for f in found),
+          "each PlantedNode retains only itself and has no toggle: %r" % (found[:3],))
+    check(bool(texts(driver, "[data-jvmprof-test=holder] .domtree-more a")),
+          "more of the list's 5050 elements can be paged in")
+    # The first planted row in the middle of the picture, the array's row and "more…" around it.
+    driver.execute_script(
+        "var r = Array.from(document.querySelectorAll('[data-jvmprof-test=holder] .domtree-row'))"
+        "  .find(r => r.textContent.indexOf('PlantedNode') >= 0);"
+        "if (r) r.scrollIntoView({block: 'center'});")
+    shot(driver, screenshots, "jvmprof-serve-heap-dominator-tree.png")
     driver.execute_script("window.scrollTo(0, 0)")
 
 

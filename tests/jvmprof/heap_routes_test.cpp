@@ -141,6 +141,65 @@ TEST_F(HeapRoutes, ObjectShowsFieldsWithLinksAndItsReferrers) {
   EXPECT_EQ(holder["statics"][1]["target"]["class"], "Sub");
 }
 
+// Down the dominator tree: Holder's class object dominates the chain's head (reached through
+// `head` and through Sub) and Sub; the head dominates the next cell, and so on.
+TEST_F(HeapRoutes, DominatedChildrenPagedBiggestFirst) {
+  auto [status, holder] = get("/api/profiles/2/heap/dominated?id=0x20");
+  ASSERT_EQ(status, 200) << holder.dump();
+  EXPECT_EQ(holder["id"], "0x20");
+  ASSERT_GE(holder["children"].size(), 2u) << holder.dump();
+  EXPECT_EQ(holder["total"], holder["children"].size());
+  EXPECT_EQ(holder["children"][0]["id"], "0x1000");
+  EXPECT_EQ(holder["children"][0]["class"], "Cell");
+  EXPECT_EQ(holder["children"][0]["retained"], 5 * 24);
+  bool sub = false;
+  for (const auto& c : holder["children"]) sub = sub || c["id"] == "0x900";
+  EXPECT_TRUE(sub) << holder.dump();
+
+  auto [hs, head] = get("/api/profiles/2/heap/dominated?id=0x1000");
+  ASSERT_EQ(hs, 200) << head.dump();
+  EXPECT_EQ(head["total"], 1);
+  EXPECT_EQ(head["children"][0]["id"], "0x1008");
+  EXPECT_EQ(head["children"][0]["retained"], 4 * 24);
+  auto [ls, last] = get("/api/profiles/2/heap/dominated?id=0x1020");
+  ASSERT_EQ(ls, 200);
+  EXPECT_EQ(last["total"], 0);
+
+  auto [ps, page] = get("/api/profiles/2/heap/dominated?id=0x20&offset=1&limit=1");
+  ASSERT_EQ(ps, 200);
+  EXPECT_EQ(page["total"], holder["total"]);
+  EXPECT_EQ(page["offset"], 1);
+  ASSERT_EQ(page["children"].size(), 1u);
+  EXPECT_EQ(page["children"][0], holder["children"][1]);
+
+  auto [rs, top] = get("/api/profiles/2/heap/dominated?id=root");
+  ASSERT_EQ(rs, 200) << top.dump();
+  EXPECT_EQ(top["id"], "root");
+  bool holder_on_top = false;
+  for (const auto& c : top["children"]) holder_on_top = holder_on_top || c["id"] == "0x20";
+  EXPECT_TRUE(holder_on_top) << top.dump();
+
+  EXPECT_EQ(get("/api/profiles/2/heap/dominated?id=0x12345").first, 404);
+  EXPECT_EQ(get("/api/profiles/2/heap/dominated?id=top").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/dominated?id=0x20&limit=0").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/object?id=root").first, 400);
+}
+
+// Indexing reports its phases to the profile's status (what the UI's progress bar shows); once
+// done, the last phase is kept at 100 %.
+TEST_F(HeapRoutes, IndexingProgressInTheProfileStatus) {
+  auto [s0, before] = get("/api/profiles/1");
+  ASSERT_EQ(s0, 200);
+  EXPECT_FALSE(before["indexing"]["active"].get<bool>());
+  EXPECT_EQ(before["indexing"]["phase"], "");
+  ASSERT_EQ(get("/api/profiles/1/heap/summary").first, 200);
+  auto [s1, after] = get("/api/profiles/1");
+  ASSERT_EQ(s1, 200);
+  EXPECT_FALSE(after["indexing"]["active"].get<bool>());
+  EXPECT_NE(after["indexing"]["phase"], "") << after.dump();
+  EXPECT_EQ(after["indexing"]["percent"], 100) << after.dump();
+}
+
 TEST_F(HeapRoutes, DiffOfTwoLoadedDumps) {
   auto [status, diff] = get("/api/heap/diff?before=1&after=2");
   ASSERT_EQ(status, 200) << diff.dump();
