@@ -15,6 +15,11 @@ over rounds of the rates, of the per-round ratios, of the work per CPU-second of
 (hand-offs and stream events per user + system second, from wait4) and what HPROF reported
 dropped. A stall costs nothing when the stalled ratio is as close to 1 as the A/A ratio is.
 
+With --compute N (default 1), N more threads compute beside the hand-offs and the per-round ratios
+are taken on their work per second instead: hand-offs are latency-bound (their rate follows how
+fast the kernel wakes a waiting thread, which is slower when the CPUs idle), computing is not.
+--compute 0 gives the hand-off rate alone.
+
 Progress goes to stderr; the result (Markdown) to stdout.
 """
 import argparse
@@ -37,6 +42,8 @@ def run_once(args, stall):
     port = listener.getsockname()[1]
     cmd = [args.java, "-agentlib:hprof=monitor=y,net=127.0.0.1:%d" % port, "-cp", args.classes,
            "hproftest.WaitStorm", "-t", str(args.seconds)]
+    if args.compute > 0:
+        cmd += ["-c", str(args.compute)]
     env = dict(os.environ, LD_LIBRARY_PATH=args.lib_dir)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     listener.settimeout(60)
@@ -83,8 +90,12 @@ def run_once(args, stall):
         sys.exit("run failed (%s): rc=%d\n%s\n%s" % (" ".join(cmd), proc.returncode, out, err))
     handoffs, seconds = int(m.group(1)), float(m.group(2))
     cpu = usage.ru_utime + usage.ru_stime
+    w = re.search(r"WAITSTORM WORK (\d+) ([0-9.]+)", out)
+    if args.compute > 0 and not w:
+        sys.exit("run failed (%s): no WAITSTORM WORK line\n%s" % (" ".join(cmd), out))
+    work = int(w.group(1)) / float(w.group(2)) if w else None
     d = re.search(r"hprof: net=: (\d+) events", err)
-    return {"rate": handoffs / seconds, "handoffs_per_cpu_s": handoffs / cpu,
+    return {"work": work, "rate": handoffs / seconds, "handoffs_per_cpu_s": handoffs / cpu,
             "events_per_cpu_s": 2 * handoffs / cpu, "cpu_s": cpu,
             "dropped": int(d.group(1)) if d else 0, "received": received[0],
             "load": os.getloadavg()[0]}
@@ -124,9 +135,14 @@ def main():
                     help="length of each run in seconds (default 40)")
     ap.add_argument("--stall", type=non_negative, default=30,
                     help="seconds the stalled peer stops reading (default 30)")
+    ap.add_argument("--compute", type=int, default=1,
+                    help="threads computing beside the hand-offs; ratios are taken on their work "
+                         "per second (default 1; 0: ratios on hand-offs per second)")
     ap.add_argument("--stall-at", type=non_negative, default=5,
                     help="when the stall starts, seconds into the run (default 5)")
     args = ap.parse_args()
+    if args.compute < 0:
+        ap.error("--compute must be >= 0")
     if args.stall_at + args.stall > args.seconds:
         ap.error("the stall must end before the run does (stall-at + stall <= seconds)")
     args.lib_dir = os.path.join(args.build, "lib")
@@ -154,12 +170,15 @@ def main():
             done += 1
             results[name].append(res)
             round_results[name] = res
-            print("      %9.0f hand-offs/s, %9.0f hand-offs/CPU-s, dropped %d, received %d B"
-                  % (res["rate"], res["handoffs_per_cpu_s"], res["dropped"], res["received"]),
+            print("      %9.0f hand-offs/s, %9.0f hand-offs/CPU-s, %s dropped %d, received %d B"
+                  % (res["rate"], res["handoffs_per_cpu_s"],
+                     "%.1f work units/s," % res["work"] if res["work"] else "",
+                     res["dropped"], res["received"]),
                   file=sys.stderr, flush=True)
-        base = round_results["normal"]["rate"]
+        key = "work" if args.compute > 0 else "rate"
+        base = round_results["normal"][key]
         for name, _ in CONFIGS:
-            ratios[name].append(round_results[name]["rate"] / base)
+            ratios[name].append(round_results[name][key] / base)
         print("      round %d ratios to normal: stalled %.3f, A/A %.3f"
               % (r + 1, ratios["stalled"][-1], ratios["normal (A/A)"][-1]),
               file=sys.stderr, flush=True)
@@ -168,14 +187,17 @@ def main():
           "reading at %g s for %g s; %d CPUs; 1-minute load %.2f at the start, %.2f at the end.\n"
           % (args.rounds, args.seconds, args.stall_at, args.stall, os.cpu_count(), load_start,
              os.getloadavg()[0]))
-    print("| peer | hand-offs/s (median) | ratio to normal (median of per-round ratios) | "
-          "per-round ratios | hand-offs per CPU-second | events per CPU-second | "
-          "events dropped (per run) |")
-    print("|---|---|---|---|---|---|---|")
+    measure = ("work units/s of %d computing thread(s)" % args.compute if args.compute > 0
+               else "hand-offs/s")
+    print("| peer | work units/s (median) | hand-offs/s (median) | ratio to normal of %s "
+          "(median of per-round ratios) | per-round ratios | hand-offs per CPU-second | "
+          "events per CPU-second | events dropped (per run) |" % measure)
+    print("|---|---|---|---|---|---|---|---|")
     for name, _ in CONFIGS:
         rows = results[name]
-        print("| %s | %.0f | %.3f | %s | %.0f | %.0f | %s |"
+        print("| %s | %s | %.0f | %.3f | %s | %.0f | %.0f | %s |"
               % (name if name != "stalled" else "stalled %gs" % args.stall,
+                 "%.1f" % statistics.median(x["work"] for x in rows) if args.compute > 0 else "-",
                  statistics.median(x["rate"] for x in rows), statistics.median(ratios[name]),
                  ", ".join("%.3f" % x for x in ratios[name]),
                  statistics.median(x["handoffs_per_cpu_s"] for x in rows),
