@@ -2,10 +2,9 @@
 
 #include <jvmti.h>
 
-#include <vector>
-
 #include "jvmti_access.h"
 #include "line_numbers.h"
+#include "thread_control.h"
 
 namespace jvmpi::call_trace_locations {
 
@@ -14,22 +13,7 @@ void JNICALL get_call_trace_locations(JVMPI_CallTrace* trace, jint depth) {
   trace->num_frames = 0;
   // Only the calling thread: the use it is for (a stack per allocation) never asks for another.
   if (depth <= 0 || trace->frames == nullptr || trace->env_id != current_jni_env()) return;
-  constexpr jint kOnStack = 64;
-  jvmtiFrameInfo on_stack[kOnStack];
-  std::vector<jvmtiFrameInfo> on_heap;
-  jvmtiFrameInfo* frames = on_stack;
-  if (depth > kOnStack) {
-    on_heap.resize(static_cast<size_t>(depth));
-    frames = on_heap.data();
-  }
-  jint count = 0;
-  if (jvmti()->GetStackTrace(nullptr, 0, depth, frames, &count) != JVMTI_ERROR_NONE) return;
-  for (jint i = 0; i < count; ++i) {
-    trace->frames[i].method_id = frames[i].method;
-    // HotSpot's locations are bytecode indexes (< 65536); a native frame's is -1.
-    trace->frames[i].lineno = static_cast<jint>(frames[i].location);
-  }
-  trace->num_frames = count;
+  thread_control::fill_call_trace(nullptr, depth, /*bytecode_indexes=*/true, trace);
 }
 
 jint JNICALL line_of_location(jmethodID method, jint location) {

@@ -87,6 +87,10 @@ void get_call_trace(JVMPI_CallTrace* trace, jint depth) {
     if (record == nullptr) return;
     thread = record->thread;
   }
+  fill_call_trace(thread, depth, /*bytecode_indexes=*/false, trace);
+}
+
+void fill_call_trace(jobject thread, jint depth, bool bytecode_indexes, JVMPI_CallTrace* trace) {
   constexpr jint kOnStack = 64;
   jvmtiFrameInfo on_stack[kOnStack];
   std::vector<jvmtiFrameInfo> on_heap;
@@ -99,7 +103,10 @@ void get_call_trace(JVMPI_CallTrace* trace, jint depth) {
   if (jvmti()->GetStackTrace(thread, 0, depth, frames, &count) != JVMTI_ERROR_NONE) return;
   for (jint i = 0; i < count; ++i) {
     trace->frames[i].method_id = frames[i].method;
-    trace->frames[i].lineno = line_numbers::line_of(frames[i].method, frames[i].location);
+    // HotSpot's locations are bytecode indexes (< 65536); a native frame's is -1.
+    trace->frames[i].lineno = bytecode_indexes
+                                  ? static_cast<jint>(frames[i].location)
+                                  : line_numbers::line_of(frames[i].method, frames[i].location);
   }
   trace->num_frames = count;
 }

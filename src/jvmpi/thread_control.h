@@ -7,6 +7,9 @@
 namespace jvmpi::thread_control {
 
 void get_call_trace(JVMPI_CallTrace* trace, jint depth);
+// `thread`'s stack (nullptr: the calling thread) into trace->frames, at most `depth` frames; each
+// frame's lineno is its source line, or with `bytecode_indexes` its bytecode index (-1: native).
+void fill_call_trace(jobject thread, jint depth, bool bytecode_indexes, JVMPI_CallTrace* trace);
 jlong current_thread_cpu_time();
 void suspend(JNIEnv* env);
 void resume(JNIEnv* env);
