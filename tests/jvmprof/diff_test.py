@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """jvmprof convert --diff against a known answer: jvmproftest.ShiftHog spends PERCENT of its work
-in hotA() and the rest in coldB() (both through one work() method). Profiled under cpu=samples at
+in hotA() and the rest in coldB() (both through one work() method). Profiled under cpu=samples (1 ms) at
 20 % and at 70 %, the share of the samples in hotA (total: stacks through it) moves by +50 points and coldB's by -50 (less the small share of samples
 outside them). The two-column collapsed export must show that after normalising the "before"
 column to the "after" total; the HTML export must carry both profiles and the diff script, and
@@ -26,7 +26,10 @@ def check(cond, what):
 def profile(a, work, percent):
     out = os.path.join(work, "shift%d.txt" % percent)
     env = dict(os.environ, LD_LIBRARY_PATH=a.lib_dir)
-    r = subprocess.run([a.java, "-agentlib:hprof=cpu=samples,depth=6,file=" + out, "-cp",
+    # interval=1: ~3000 samples in the 3 s budget. At the default 10 ms (~300 samples) a share's
+    # binomial spread is 2.3 points and the difference's 3.3, so the window below (mean +0.49)
+    # was missed now and then (a CI run at +0.558); at 1 ms the difference's spread is 1.1 points.
+    r = subprocess.run([a.java, "-agentlib:hprof=cpu=samples,interval=1,depth=6,file=" + out, "-cp",
                         a.classes, "jvmproftest.ShiftHog", str(percent), "3000"],
                        capture_output=True, text=True, env=env, cwd=work, timeout=240)
     check(r.returncode == 0 and "SHIFTHOG DONE" in r.stdout, "ShiftHog %d ran: %s" % (percent, r.stderr[-300:]))
