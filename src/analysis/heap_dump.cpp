@@ -101,7 +101,10 @@ uint32_t HeapDump::Impl::find_node(uint64_t id) const {
   std::span<const uint8_t> file = dump();
   const detail::HeapIndex& x = ix();
   const uint32_t ids = x.header.id_size;
+  // The id table's slots are checked here, per probe, not on reopen: scanning all 1.5 slots per
+  // object there cost a 20 M-object reopen ~0.6 s of its 2 s.
   return detail::find_in_id_table(x.id_table, id, [&](uint32_t v) -> uint64_t {
+    if (v >= x.node_count) return ~id;  // a slot out of range cannot be a match
     const uint64_t at = x.node_offset[v];
     // An offset past the end cannot be a match: the probe goes on.
     if (at + 1 + ids > file.size()) return ~id;

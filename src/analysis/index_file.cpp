@@ -463,8 +463,6 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
     if (e.from >= n || e.to >= n) return nullptr;
   for (const RootEntry& r : index->roots)
     if (r.node >= n) return nullptr;
-  for (uint32_t node : index->id_table)
-    if (node >= n && node != kNone) return nullptr;
   index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4]};
   index->mapped = std::move(file);
   return index;
