@@ -1,5 +1,5 @@
 // HPROF's binary heap dumps opened by a reader we did not write: VisualVM's heap library (Debian's
-// visualvm package), driven by tests/hprof/visualvm/VisualVmCounts.java. Its per-class instance
+// visualvm package), driven by tests/support/visualvm/VisualVmCounts.java. Its per-class instance
 // counts are compared with the JVM's own class histogram (`jcmd GC.class_histogram`) taken while
 // the program holds a quiescent heap of planted objects, just before the dump.
 #include <signal.h>
@@ -72,12 +72,13 @@ Counts JcmdHistogram(const Jdk& jdk, pid_t pid) {
   return counts;
 }
 
-// VisualVM's counts for a dump; fails the test (with VisualVM's error) if it cannot open it.
+// VisualVM's counts for a dump; fails the test (with VisualVM's error) if it cannot open it or
+// read its heap summary (--total: the line is skipped, reading the record is the check).
 Counts VisualVmCountsOf(const std::string& dump) {
   std::filesystem::remove_all(dump + ".hwcache");  // VisualVM's index of an earlier file
   const std::string out =
       Capture(std::string(HPROF_TEST_JDK17_HOME) + "/bin/java -cp " + HPROF_TEST_VISUALVM_JAR +
-              ":" + HPROF_TEST_VISUALVM_CLASSES + " VisualVmCounts " + dump);
+              ":" + HPROF_TEST_VISUALVM_CLASSES + " VisualVmCounts --total " + dump);
   Counts counts;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "agent_session.h"
 #include "hprof_test.h"
@@ -58,9 +59,19 @@ class Listener {
   int port_ = 0;
 };
 
+// A program whose front end reads nothing until the program prints `done`, in either format.
+struct StalledRun {
+  std::string options;  // HPROF's, before netqueue= and net=
+  std::string program;
+  std::vector<std::string> args;
+  std::string done;
+};
+
 class SessionJvmTest : public HprofTest {
  protected:
+  using StalledChecks = std::function<void(jvmprof::Session&, const nlohmann::json& info)>;
   void ControlProtocol(bool binary);
+  void StalledFrontEnd(const StalledRun& stalled, const StalledChecks& format_checks);
 };
 
 bool Eventually(JavaProcess& jvm, const std::function<bool()>& pred) {
@@ -208,20 +219,23 @@ TEST_P(SessionJvmTest, CpuTimesExactCallCountsOverNet) {
   EXPECT_EQ((by_caller[Edge{"hproftest.CallTree.deeper", "hproftest.CallTree.thrower"}]), 4u);
 }
 
-// A front end that reads nothing while the program runs: the program still makes all its 100000
-// monitor hand-offs (each a WAIT and a WAITED event) and ends normally; what the agent dropped is
-// counted on its stderr and, once the front end reads again, in the stream, with the same total.
-TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
+// Runs `stalled` over net= with a small queue and a front end that starts reading only once the
+// program has done all its work. What holds in both formats: the program finishes and exits 0,
+// HPROF counts what it dropped on its stderr, and the session ends without error, told the same
+// count and that bytes were dropped. `format_checks` then checks what the format adds.
+void SessionJvmTest::StalledFrontEnd(const StalledRun& stalled,
+                                     const StalledChecks& format_checks) {
   Listener listener;
   listener.small_receive_buffer();
-  JavaProcess jvm(jdk(),
-                  Command("monitor=y,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
-                          "hproftest.WaitStorm", {"100000"}),
-                  dir().path());
+  JavaProcess jvm(
+      jdk(),
+      Command(stalled.options + ",netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
+              stalled.program, stalled.args),
+      dir().path());
   const int fd = listener.accept_one(jvm);
   ASSERT_GE(fd, 0) << jvm.wait().describe();
   // Nobody reads fd until the program has done all its work.
-  ASSERT_TRUE(jvm.wait_for_stdout("WAITSTORM DONE 100000"))
+  ASSERT_TRUE(jvm.wait_for_stdout(stalled.done))
       << "the JVM did not finish while the front end was not reading\n"
       << jvm.wait().describe();
   jvmprof::Session session(1, "jvm", fd, true, 0, {});
@@ -237,49 +251,44 @@ TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
   const nlohmann::json info = session.info();
   EXPECT_EQ(info["droppedEvents"], dropped) << info.dump();
   EXPECT_GT(info["droppedBytes"].get<uint64_t>(), 0u);
-  // The exit report arrived whole after the stall: nothing of it was dropped.
-  EXPECT_EQ(info["sectionCounts"].value("MONITOR DUMP", 0), 1) << info.dump();
   EXPECT_EQ(info["state"], "ended");
   EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
+  format_checks(session, info);
 }
 
-// format=b: the events a binary stream drops are thread starts and ends. A front end that reads
-// nothing while 20000 threads start and end one after another: the program finishes, and the drop
-// count on HPROF's stderr reaches the session through the stream (the DROPPED note record).
+// Text: the program still makes all its 100000 monitor hand-offs (each a WAIT and a WAITED event)
+// and ends normally; what the agent dropped is counted on its stderr and, once the front end reads
+// again, in the stream, with the same total.
+TEST_P(SessionJvmTest, StalledFrontEndDoesNotBlockTheJvm) {
+  StalledFrontEnd({.options = "monitor=y",
+                   .program = "hproftest.WaitStorm",
+                   .args = {"100000"},
+                   .done = "WAITSTORM DONE 100000"},
+                  [](jvmprof::Session&, const nlohmann::json& info) {
+                    // The exit report arrived whole after the stall: nothing of it was dropped.
+                    EXPECT_EQ(info["sectionCounts"].value("MONITOR DUMP", 0), 1) << info.dump();
+                  });
+}
+
+// format=b: the events a binary stream drops are thread starts and ends. While 20000 threads start
+// and end one after another, the program finishes, and the drop count on HPROF's stderr reaches
+// the session through the stream (the DROPPED note record).
 TEST_P(SessionJvmTest, StalledFrontEndBinaryDropsAreCounted) {
-  Listener listener;
-  listener.small_receive_buffer();
-  JavaProcess jvm(jdk(),
-                  Command("format=b,netqueue=64k,net=127.0.0.1:" + std::to_string(listener.port()),
-                          "hproftest.ThreadStorm", {"20000"}),
-                  dir().path());
-  const int fd = listener.accept_one(jvm);
-  ASSERT_GE(fd, 0) << jvm.wait().describe();
-  // Nobody reads fd until the program has done all its work.
-  ASSERT_TRUE(jvm.wait_for_stdout("THREADSTORM DONE 20000 true"))
-      << "the JVM did not finish while the front end was not reading\n"
-      << jvm.wait().describe();
-  jvmprof::Session session(1, "jvm", fd, true, 0, {});
-  session.start();
-  const RunResult run = jvm.wait();
-  ASSERT_TRUE(run.exited(0)) << run.describe();
-  const std::string key = "hprof: net=: ";
-  const size_t at = run.err.find(key);
-  ASSERT_NE(at, std::string::npos) << "no drop count on stderr\n" << run.describe();
-  const uint64_t dropped = std::stoull(run.err.substr(at + key.size()));
-  EXPECT_GT(dropped, 0u);
-  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
-  const nlohmann::json info = session.info();
-  EXPECT_EQ(info["droppedEvents"], dropped) << info.dump();
-  EXPECT_GT(info["droppedBytes"].get<uint64_t>(), 0u);
-  EXPECT_TRUE(info["error"].get<std::string>().empty()) << info.dump();
-  // The threads that were not dropped arrived: started threads = 20000 + the JVM's own - dropped
-  // starts; at least some of the storm's got through before the queue filled.
-  const auto p = session.profile();
-  size_t storm = 0;
-  for (const auto& [serial, t] : p->threads) storm += t.name.rfind("storm-", 0) == 0;
-  EXPECT_GT(storm, 0u);
-  EXPECT_LT(storm, 20000u);
+  StalledFrontEnd({.options = "format=b",
+                   .program = "hproftest.ThreadStorm",
+                   .args = {"20000"},
+                   .done = "THREADSTORM DONE 20000 true"},
+                  [](jvmprof::Session& session, const nlohmann::json&) {
+                    // The threads that were not dropped arrived: started threads = 20000 + the
+                    // JVM's own - dropped starts; at least some of the storm's got through before
+                    // the queue filled.
+                    const auto p = session.profile();
+                    size_t storm = 0;
+                    for (const auto& [serial, t] : p->threads)
+                      storm += t.name.rfind("storm-", 0) == 0;
+                    EXPECT_GT(storm, 0u);
+                    EXPECT_LT(storm, 20000u);
+                  });
 }
 
 // A connection that has been idle for longer than HPROF's stall limit has not stalled: a report
