@@ -78,6 +78,18 @@ bool Eventually(JavaProcess& jvm, const std::function<bool()>& pred) {
   return jvm.wait_until(pred);
 }
 
+// Whether the session ends (it has read the stream to its end) within a minute. Not Eventually:
+// the JVM may be gone while the last of its stream is still in the socket for the session to read.
+bool SessionEnds(jvmprof::Session& s) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    const std::string state = s.info()["state"];
+    if (state == "ended") return true;
+    if (state == "error" || std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
 std::string CommandState(jvmprof::Session& s, uint64_t serial) {
   const nlohmann::json info = s.info();  // kept: the loop must not run over a temporary
   for (const auto& c : info["commands"])
@@ -142,7 +154,7 @@ void SessionJvmTest::ControlProtocol(bool binary) {
   const RunResult run = jvm.wait(/*close_input=*/false);
   EXPECT_TRUE(run.exited(0)) << run.describe();
   EXPECT_EQ(run.out.find("GOT"), std::string::npos) << "the program went on instead of exiting";
-  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  ASSERT_TRUE(SessionEnds(session)) << session.info().dump();
   EXPECT_TRUE(session.profile()->sites.has_value()) << "the profile was lost when the JVM ended";
 }
 
@@ -169,10 +181,7 @@ TEST_P(SessionJvmTest, KilledJvmKeepsItsProfile) {
   ASSERT_TRUE(Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; }));
   jvm.signal(SIGKILL);
   jvm.wait();
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (session.info()["state"] != "ended" && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(session.info()["state"], "ended");
+  EXPECT_TRUE(SessionEnds(session)) << session.info().dump();
   EXPECT_TRUE(session.profile()->sites.has_value());
   EXPECT_THROW(session.command("gc", {}), std::runtime_error) << "a command to a gone JVM";
 }
@@ -194,7 +203,7 @@ TEST_P(SessionJvmTest, CpuTimesExactCallCountsOverNet) {
   const RunResult run = jvm.wait();
   ASSERT_TRUE(run.exited(0)) << run.describe();
   ASSERT_NE(run.out.find("CALLTREE DONE 5"), std::string::npos) << run.describe();
-  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  ASSERT_TRUE(SessionEnds(session)) << session.info().dump();
   const auto p = session.profile();
   ASSERT_TRUE(p->cpu_time.has_value()) << session.info().dump();
   std::map<std::string, uint64_t> by_method;
@@ -247,7 +256,7 @@ void SessionJvmTest::StalledFrontEnd(const StalledRun& stalled,
   ASSERT_NE(at, std::string::npos) << "no drop count on stderr\n" << run.describe();
   const uint64_t dropped = std::stoull(run.err.substr(at + key.size()));
   EXPECT_GT(dropped, 0u);
-  ASSERT_TRUE(Eventually(jvm, [&] { return session.info()["state"] == "ended"; }));
+  ASSERT_TRUE(SessionEnds(session)) << session.info().dump();
   const nlohmann::json info = session.info();
   EXPECT_EQ(info["droppedEvents"], dropped) << info.dump();
   EXPECT_GT(info["droppedBytes"].get<uint64_t>(), 0u);
