@@ -85,7 +85,7 @@ struct LazySections {
   ~LazySections();
   std::atomic<uint32_t> unchecked{0};  // bit per IndexSection
   uint64_t checksum[kSectionCount] = {};
-  std::string path;                  // of the index file, for the message
+  std::string path;                    // of the index file, for the message
   std::recursive_mutex* mu = nullptr;  // the HeapDump's lock for lazily built state
   std::function<std::unique_ptr<HeapIndex>()> rebuild;  // a new index from the dump
   std::unique_ptr<HeapIndex> replacement;               // after a rebuild
@@ -201,7 +201,6 @@ class IndexBuilder {
   // cannot be written is simply not saved). `index.owned` holds the weak edges and roots.
   void finish(HeapIndex& index, uint64_t edge_count);
 
-
  private:
   template <typename T>
   std::span<T> at(IndexSection s, uint64_t count) {
@@ -230,6 +229,10 @@ HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
                       const std::string& index_path, bool save, const DumpIdentity& dump);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
+// Where the header and each IndexSection of the saved index at `path` lie, as {offset, bytes}
+// (the header first, then the sections in IndexSection order); empty if it is not a readable
+// index of this version. For tests and tools that inspect index files.
+std::vector<std::pair<uint64_t, uint64_t>> index_file_layout(const std::string& path);
 
 // Java name of an HPROF class name: "java/lang/String" -> "java.lang.String", "[I" -> "int[]".
 std::string java_class_name(std::string_view hprof_name);

@@ -301,13 +301,13 @@ void IndexBuilder::reserve(uint64_t max_edges) {
   // are read) last, so the small sections can follow wherever the references end.
   const uint64_t n = n_;
   const std::pair<IndexSection, uint64_t> order[] = {{kNodeOffset, 8 * n},
-                                                  {kNodeClass, 4 * n},
-                                                  {kNodeSize8, 4 * n},
-                                                  {kEdgeBegin, 8 * (n + 1)},
-                                                  {kIdom, 4 * n},
-                                                  {kRetained, 8 * n},
-                                                  {kIdTable, 4 * id_table_slots(n)},
-                                                  {kEdgeTarget, 4 * max_edges}};
+                                                     {kNodeClass, 4 * n},
+                                                     {kNodeSize8, 4 * n},
+                                                     {kEdgeBegin, 8 * (n + 1)},
+                                                     {kIdom, 4 * n},
+                                                     {kRetained, 8 * n},
+                                                     {kIdTable, 4 * id_table_slots(n)},
+                                                     {kEdgeTarget, 4 * max_edges}};
   uint64_t at = sizeof(FileHeader);
   for (auto [id, bytes] : order) {
     offset_[id] = at;
@@ -360,10 +360,12 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
     // and its own.
     std::vector<uint8_t> meta = encode_meta(index);
     std::span<const uint8_t> parts[kSections] = {
-        bytes_of(x.node_offset),        bytes_of(x.node_class),  bytes_of(x.node_size8),
-        bytes_of(x.edge_begin),         bytes_of(x.edge_target), bytes_of(x.weak_edges),
-        bytes_of(x.roots),              bytes_of(x.idom),        bytes_of(x.retained),
-        std::span<const uint8_t>(meta), bytes_of(x.id_table)};
+        bytes_of(x.node_offset), bytes_of(x.node_class),
+        bytes_of(x.node_size8),  bytes_of(x.edge_begin),
+        bytes_of(x.edge_target), bytes_of(x.weak_edges),
+        bytes_of(x.roots),       bytes_of(x.idom),
+        bytes_of(x.retained),    std::span<const uint8_t>(meta),
+        bytes_of(x.id_table)};
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);
     h.version = kVersion;
@@ -404,8 +406,8 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
 namespace {
 
 const char* const kSectionNames[kSections] = {
-    "object offsets", "object classes", "object sizes",   "reference starts",
-    "references",     "weak references", "GC roots",      "dominators",
+    "object offsets", "object classes",  "object sizes", "reference starts",
+    "references",     "weak references", "GC roots",     "dominators",
     "retained sizes", "classes",         "id table"};
 
 // Sums `section` (a whole number of T) in pieces of 8192 elements, each piece handed to
@@ -506,8 +508,7 @@ void HeapIndex::check_section(IndexSection s) const {
   std::lock_guard lock(*lazy->mu);
   const uint32_t bit = 1u << s;
   if ((lazy->unchecked.load(std::memory_order_relaxed) & bit) == 0) return;  // checked meanwhile
-  const Section& entry =
-      reinterpret_cast<const FileHeader*>(mapped.bytes().data())->sections[s];
+  const Section& entry = reinterpret_cast<const FileHeader*>(mapped.bytes().data())->sections[s];
   if (padding_zero(mapped.bytes(), entry) && section_intact(*this, s_, s, lazy->checksum[s])) {
     lazy->unchecked.fetch_and(~bit, std::memory_order_release);
     return;
@@ -519,8 +520,7 @@ void HeapIndex::check_section(IndexSection s) const {
                "jvmprof: %s: the index's %s section is corrupt (checksum or range check failed "
                "on first use); rebuilding the index from the dump\n",
                lazy->path.c_str(), kSectionNames[s]);
-  std::unique_ptr<HeapIndex> fresh =
-      lazy->rebuild ? lazy->rebuild() : nullptr;
+  std::unique_ptr<HeapIndex> fresh = lazy->rebuild ? lazy->rebuild() : nullptr;
   if (!fresh)
     throw Error(lazy->path + ": the index's " + kSectionNames[s] +
                 " section is corrupt; delete the index file to rebuild it");
@@ -602,7 +602,8 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
       x.roots.size() * sizeof(RootEntry) != roots.bytes)
     return nullptr;
   const Section& meta_section = h.sections[kMeta];
-  const std::span<const uint8_t> meta_bytes = bytes.subspan(meta_section.offset, meta_section.bytes);
+  const std::span<const uint8_t> meta_bytes =
+      bytes.subspan(meta_section.offset, meta_section.bytes);
   if (checksum_of(meta_bytes) != meta_section.checksum || !padding_zero(bytes, meta_section))
     return nullptr;
   MetaReader meta(meta_bytes);
@@ -642,6 +643,22 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
   index->lazy->unchecked.store(((1u << kSections) - 1) & ~(1u << kMeta));
   index->mapped = std::move(file);
   return index;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> index_file_layout(const std::string& path) {
+  MappedFile file;
+  try {
+    file = MappedFile::open(path, false);
+  } catch (const std::exception&) {
+    return {};
+  }
+  FileHeader h;
+  if (file.bytes().size() < sizeof h) return {};
+  std::memcpy(&h, file.bytes().data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != kVersion) return {};
+  std::vector<std::pair<uint64_t, uint64_t>> out{{0, sizeof h}};
+  for (const Section& s : h.sections) out.emplace_back(s.offset, s.bytes);
+  return out;
 }
 
 }  // namespace analysis::detail
