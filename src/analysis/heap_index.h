@@ -87,6 +87,7 @@ struct LazySections {
   uint64_t checksum[kSectionCount] = {};
   std::string path;                    // of the index file, for the message
   std::recursive_mutex* mu = nullptr;  // the HeapDump's lock for lazily built state
+  std::recursive_mutex own_mu;         // used if `mu` was not set
   std::function<std::unique_ptr<HeapIndex>()> rebuild;  // a new index from the dump
   std::unique_ptr<HeapIndex> replacement;               // after a rebuild
   std::atomic<bool> rebuilt{false};

@@ -505,7 +505,7 @@ LazySections::LazySections() = default;
 LazySections::~LazySections() = default;
 
 void HeapIndex::check_section(IndexSection s) const {
-  std::lock_guard lock(*lazy->mu);
+  std::lock_guard lock(lazy->mu ? *lazy->mu : lazy->own_mu);
   const uint32_t bit = 1u << s;
   if ((lazy->unchecked.load(std::memory_order_relaxed) & bit) == 0) return;  // checked meanwhile
   const Section& entry = reinterpret_cast<const FileHeader*>(mapped.bytes().data())->sections[s];
