@@ -53,6 +53,22 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
   if (use_index_file) {
     impl->index = detail::load_index(index_path, identity);
     impl->index_reused = impl->index != nullptr;
+    if (impl->index) {
+      // Its sections are checked on first use under the lock of the other lazily built state; one
+      // that fails has the index rebuilt from the dump (and saved again), as at open.
+      detail::LazySections& lazy = *impl->index->lazy;
+      lazy.mu = &impl->lazy_mu;
+      lazy.rebuild = [dump = impl.get(), index_path, identity, shown = options.progress] {
+        detail::Progress progress(shown);
+        detail::ProgressFn report = [&](const char* phase, uint64_t done, uint64_t total) {
+          progress.update(phase, done, total);
+        };
+        auto fresh = std::make_unique<detail::HeapIndex>(
+            detail::build_index(dump->dump(), report, index_path, true, identity));
+        progress.finish();
+        return fresh;
+      };
+    }
   }
   if (!impl->index) {
     detail::Progress progress(options.progress, options.on_progress);
@@ -81,7 +97,7 @@ std::span<const uint8_t> HeapDump::Impl::dump() const {
 
 uint64_t HeapDump::Impl::id_of(uint32_t node) const {
   std::span<const uint8_t> file = dump();
-  const uint64_t at = ix().node_offset[node];
+  const uint64_t at = ix().node_offset()[node];
   const uint32_t ids = ix().header.id_size;
   if (at + 1 + ids > file.size())
     throw Error(path + ": index does not match the dump; delete " + path + ".jvmprof-index");
@@ -89,11 +105,11 @@ uint64_t HeapDump::Impl::id_of(uint32_t node) const {
 }
 
 const std::string& HeapDump::Impl::class_name(uint32_t node) const {
-  return ix().classes[ix().node_class[node]].name;
+  return ix().classes[ix().node_class()[node]].name;
 }
 
 ObjectInfo HeapDump::Impl::info(uint32_t node) const {
-  return {id_of(node), class_name(node), ix().shallow(node), ix().retained[node]};
+  return {id_of(node), class_name(node), ix().shallow(node), ix().retained()[node]};
 }
 
 // Through the index's id table: a probe or two, each reading a candidate's id from the dump.
@@ -101,11 +117,10 @@ uint32_t HeapDump::Impl::find_node(uint64_t id) const {
   std::span<const uint8_t> file = dump();
   const detail::HeapIndex& x = ix();
   const uint32_t ids = x.header.id_size;
-  // The id table's slots are checked here, per probe, not on reopen: scanning all 1.5 slots per
-  // object there cost a 20 M-object reopen ~0.6 s of its 2 s.
-  return detail::find_in_id_table(x.id_table, id, [&](uint32_t v) -> uint64_t {
-    if (v >= x.node_count) return ~id;  // a slot out of range cannot be a match
-    const uint64_t at = x.node_offset[v];
+  // Every slot is kNone or a node (checked with the section, on its first use).
+  const auto offsets = x.node_offset();
+  return detail::find_in_id_table(x.id_table(), id, [&](uint32_t v) -> uint64_t {
+    const uint64_t at = offsets[v];
     // An offset past the end cannot be a match: the probe goes on.
     if (at + 1 + ids > file.size()) return ~id;
     return detail::load_be(file.data() + at + 1, ids);
@@ -116,17 +131,18 @@ const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
   std::lock_guard lock(lazy_mu);
   if (tree_) return *tree_;
   const uint32_t n = ix().node_count;
+  const auto idom = ix().idom();
   auto t = std::make_unique<Tree>();
   t->begin.assign(static_cast<size_t>(n) + 3, 0);
   for (uint32_t v = 0; v < n; ++v)
-    if (ix().idom[v] != kNone) ++t->begin[ix().idom[v] + 2];
+    if (idom[v] != kNone) ++t->begin[idom[v] + 2];
   for (size_t i = 2; i < t->begin.size(); ++i) t->begin[i] += t->begin[i - 1];
   t->child.resize(t->begin.back());
   for (uint32_t v = 0; v < n; ++v)
-    if (ix().idom[v] != kNone) t->child[t->begin[ix().idom[v] + 1]++] = v;
+    if (idom[v] != kNone) t->child[t->begin[idom[v] + 1]++] = v;
   t->begin.pop_back();
   // Biggest first, so a page of children is a slice (the browser's "dominated" view).
-  const auto& retained = ix().retained;
+  const auto retained = ix().retained();
   for (uint32_t v = 0; v <= n; ++v)
     std::sort(t->child.begin() + t->begin[v], t->child.begin() + t->begin[v + 1],
               [&](uint32_t a, uint32_t b) {
@@ -167,8 +183,10 @@ std::string HeapDump::Impl::utf8_name(uint64_t id) const {
 
 uint64_t HeapDump::Impl::reachable_bytes() const {
   uint64_t total = 0;
+  const auto idom = ix().idom();
+  const auto retained = ix().retained();
   for (uint32_t v = 0; v < ix().node_count; ++v)
-    if (ix().idom[v] == ix().node_count) total += ix().retained[v];
+    if (idom[v] == ix().node_count) total += retained[v];
   return total;
 }
 
@@ -179,10 +197,13 @@ const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
   auto stats = std::make_unique<std::vector<ClassStats>>(classes.size());
   for (size_t k = 0; k < classes.size(); ++k) (*stats)[k].name = classes[k].name;
   const uint32_t n = ix().node_count;
+  const auto node_class = ix().node_class();
+  const auto size8 = ix().node_size8();
+  const auto retained = ix().retained();
   for (uint32_t v = 0; v < n; ++v) {
-    ClassStats& s = (*stats)[ix().node_class[v]];
+    ClassStats& s = (*stats)[node_class[v]];
     ++s.instances;
-    s.shallow_bytes += ix().shallow(v);
+    s.shallow_bytes += uint64_t{size8[v]} * 8;
   }
   // Retained bytes per class: a depth-first walk of the dominator tree counting, per class, the
   // instances on the current branch; an instance with none of its class above it is counted.
@@ -197,13 +218,13 @@ const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
   while (!stack.empty()) {
     Frame& f = stack.back();
     if (f.next == t.begin[f.node + 1]) {
-      if (f.node != n) --active[ix().node_class[f.node]];
+      if (f.node != n) --active[node_class[f.node]];
       stack.pop_back();
       continue;
     }
     uint32_t c = t.child[f.next++];
-    uint32_t k = ix().node_class[c];
-    if (active[k]++ == 0) (*stats)[k].retained_bytes += ix().retained[c];
+    uint32_t k = node_class[c];
+    if (active[k]++ == 0) (*stats)[k].retained_bytes += retained[c];
     stack.push_back({c, t.begin[c]});
   }
   histogram_ = std::move(stats);
@@ -220,7 +241,7 @@ std::vector<ClassStats> HeapDump::Impl::retained_by_class(uint32_t node, size_t 
     uint32_t v = stack.back();
     stack.pop_back();
     ++count;
-    ClassStats& s = by_class[ix().node_class[v]];
+    ClassStats& s = by_class[ix().node_class()[v]];
     ++s.instances;
     s.shallow_bytes += ix().shallow(v);
     for (uint32_t i = t.begin[v]; i < t.begin[v + 1]; ++i) stack.push_back(t.child[i]);
@@ -247,13 +268,14 @@ DumpSummary HeapDump::summary() const {
   s.timestamp_ms = ix.header.timestamp_ms;
   s.file_bytes = impl_->file_bytes;
   s.gzip = impl_->gzip;
-  s.index_reused = impl_->index_reused;
   s.text_dump = impl_->text_dump;
   s.objects = ix.node_count;
+  const auto size8 = ix.node_size8();
+  const auto idom = ix.idom();
   for (uint32_t v = 0; v < ix.node_count; ++v) {
-    const uint64_t size = ix.shallow(v);
+    const uint64_t size = uint64_t{size8[v]} * 8;
     s.shallow_bytes += size;
-    if (ix.idom[v] == kNone) {
+    if (idom[v] == kNone) {
       ++s.unreachable_objects;
       s.unreachable_bytes += size;
     } else {
@@ -263,8 +285,9 @@ DumpSummary HeapDump::summary() const {
   }
   for (const auto& k : ix.classes)
     if (k.object != kNone) ++s.classes;
+  const auto node_class = ix.node_class();
   for (uint32_t v = 0; v < ix.node_count; ++v) {
-    switch (ix.classes[ix.node_class[v]].kind) {
+    switch (ix.classes[node_class[v]].kind) {
       case detail::ClassKind::kObjectArray:
         ++s.object_arrays;
         break;
@@ -277,11 +300,13 @@ DumpSummary HeapDump::summary() const {
   }
   s.instances = s.objects - s.object_arrays - s.primitive_arrays - s.classes;
   std::vector<uint32_t> root_nodes;
-  for (const auto& r : ix.roots) root_nodes.push_back(r.node);
+  for (const auto& r : ix.roots()) root_nodes.push_back(r.node);
   std::sort(root_nodes.begin(), root_nodes.end());
   s.gc_roots =
       static_cast<uint64_t>(std::unique(root_nodes.begin(), root_nodes.end()) - root_nodes.begin());
   s.weakly_reachable_objects = ix.counts.weakly_reachable;
+  // Last: a section that failed its check above had the index rebuilt.
+  s.index_reused = impl_->index_reused && !ix.rebuilt();
   return s;
 }
 
@@ -299,9 +324,11 @@ std::vector<BigObject> HeapDump::biggest_objects(size_t count, size_t classes_pe
   const auto& ix = impl_->ix();
   using Entry = std::pair<uint64_t, uint32_t>;  // retained, node; min-heap of the best so far
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> best;
+  const auto idom = ix.idom();
+  const auto retained = ix.retained();
   for (uint32_t v = 0; v < ix.node_count && count > 0; ++v) {
-    if (ix.idom[v] == kNone) continue;
-    Entry e{ix.retained[v], ~v};  // ~v: among equals, the earlier object wins
+    if (idom[v] == kNone) continue;
+    Entry e{retained[v], ~v};  // ~v: among equals, the earlier object wins
     if (best.size() < count)
       best.push(e);
     else if (best.top() < e)
@@ -331,10 +358,12 @@ std::vector<ObjectInfo> HeapDump::instances_of(const std::string& class_name, si
   std::vector<bool> wanted(ix.classes.size());
   for (size_t k = 0; k < ix.classes.size(); ++k) wanted[k] = ix.classes[k].name == class_name;
   std::vector<uint32_t> nodes;
+  const auto node_class = ix.node_class();
   for (uint32_t v = 0; v < ix.node_count; ++v)
-    if (wanted[ix.node_class[v]]) nodes.push_back(v);
+    if (wanted[node_class[v]]) nodes.push_back(v);
+  const auto retained = ix.retained();
   std::stable_sort(nodes.begin(), nodes.end(),
-                   [&](uint32_t a, uint32_t b) { return ix.retained[a] > ix.retained[b]; });
+                   [&](uint32_t a, uint32_t b) { return retained[a] > retained[b]; });
   if (nodes.size() > limit) nodes.resize(limit);
   std::vector<ObjectInfo> out;
   for (uint32_t v : nodes) out.push_back(impl_->info(v));
@@ -344,8 +373,8 @@ std::vector<ObjectInfo> HeapDump::instances_of(const std::string& class_name, si
 std::optional<ObjectInfo> HeapDump::immediate_dominator(uint64_t id) const {
   const auto& ix = impl_->ix();
   uint32_t v = impl_->find_node(id);
-  if (v == kNone || ix.idom[v] == kNone || ix.idom[v] == ix.node_count) return std::nullopt;
-  return impl_->info(ix.idom[v]);
+  if (v == kNone || ix.idom()[v] == kNone || ix.idom()[v] == ix.node_count) return std::nullopt;
+  return impl_->info(ix.idom()[v]);
 }
 
 DominatedPage HeapDump::Impl::children_page(uint32_t node, uint64_t offset, uint64_t limit) const {

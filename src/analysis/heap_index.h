@@ -2,8 +2,11 @@
 // queries read. Node arrays are spans so they can point into owned vectors or a mapped index.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -55,24 +58,84 @@ struct IndexCounts {
   uint64_t weakly_reachable = 0;
 };
 
+// The sections of an index file, in the order of its section table.
+enum IndexSection : int {
+  kNodeOffset,
+  kNodeClass,
+  kNodeSize8,
+  kEdgeBegin,
+  kEdgeTarget,
+  kWeakEdges,
+  kRoots,
+  kIdom,
+  kRetained,
+  kMeta,
+  kIdTable,
+  kSectionCount
+};
+
+struct HeapIndex;
+
+// A reopened index's sections are checked (checksum and ranges) on first use, not on reopen, so a
+// query reads and checks only the sections it needs. A section that fails its check is reported
+// (one line on stderr) and the index rebuilt from the dump; the rebuilt index then serves every
+// section not yet checked (index_file.cpp).
+struct LazySections {
+  LazySections();
+  ~LazySections();
+  std::atomic<uint32_t> unchecked{0};  // bit per IndexSection
+  uint64_t checksum[kSectionCount] = {};
+  std::string path;                    // of the index file, for the message
+  std::recursive_mutex* mu = nullptr;  // the HeapDump's lock for lazily built state
+  std::recursive_mutex own_mu;         // used if `mu` was not set
+  std::function<std::unique_ptr<HeapIndex>()> rebuild;  // a new index from the dump
+  std::unique_ptr<HeapIndex> replacement;               // after a rebuild
+  std::atomic<bool> rebuilt{false};
+};
+
 struct HeapIndex {
   DumpHeader header;
   IndexCounts counts;
   uint32_t node_count = 0;
-  std::span<const uint64_t> node_offset;  // file offset of each object's sub-record
-  std::span<const uint32_t> node_class;   // class index
-  std::span<const uint32_t> node_size8;   // shallow size / 8
-  std::span<const uint64_t> edge_begin;   // strong references, CSR
-  std::span<const uint32_t> edge_target;
-  std::span<const Edge> weak_edges;
-  std::span<const RootEntry> roots;
-  std::span<const uint32_t> idom;      // kNone unreachable, node_count: the super-root
-  std::span<const uint64_t> retained;  // bytes
-  // id -> node: an open-addressing table of nodes (kNone: empty), id_table.h; ids are read back
-  // from the dump at node_offset.
-  std::span<const uint32_t> id_table;
   std::vector<ClassInfo> classes;
   uint32_t class_class = kNone;  // java.lang.Class
+
+  // The node and edge sections. Each accessor checks its section first if it is unchecked (an
+  // atomic load otherwise): hot loops take the span once.
+  std::span<const uint64_t> node_offset() const { return ready(kNodeOffset, s_.node_offset); }
+  std::span<const uint32_t> node_class() const { return ready(kNodeClass, s_.node_class); }
+  std::span<const uint32_t> node_size8() const { return ready(kNodeSize8, s_.node_size8); }
+  std::span<const uint64_t> edge_begin() const { return ready(kEdgeBegin, s_.edge_begin); }
+  std::span<const uint32_t> edge_target() const { return ready(kEdgeTarget, s_.edge_target); }
+  std::span<const Edge> weak_edges() const { return ready(kWeakEdges, s_.weak_edges); }
+  std::span<const RootEntry> roots() const { return ready(kRoots, s_.roots); }
+  std::span<const uint32_t> idom() const { return ready(kIdom, s_.idom); }
+  std::span<const uint64_t> retained() const { return ready(kRetained, s_.retained); }
+  std::span<const uint32_t> id_table() const { return ready(kIdTable, s_.id_table); }
+
+  uint64_t shallow(uint32_t node) const { return uint64_t{node_size8()[node]} * 8; }
+  // True once a section failed its check and the index was rebuilt from the dump.
+  bool rebuilt() const { return lazy && lazy->rebuilt.load(std::memory_order_acquire); }
+
+  struct Sections {
+    std::span<const uint64_t> node_offset;  // file offset of each object's sub-record
+    std::span<const uint32_t> node_class;   // class index
+    std::span<const uint32_t> node_size8;   // shallow size / 8
+    std::span<const uint64_t> edge_begin;   // strong references, CSR
+    std::span<const uint32_t> edge_target;
+    std::span<const Edge> weak_edges;
+    std::span<const RootEntry> roots;
+    std::span<const uint32_t> idom;      // kNone unreachable, node_count: the super-root
+    std::span<const uint64_t> retained;  // bytes
+    // id -> node: an open-addressing table of nodes (kNone: empty), id_table.h; ids are read
+    // back from the dump at node_offset.
+    std::span<const uint32_t> id_table;
+  };
+  // Set by the builder and the loader only; queries go through the accessors above. Mutable: a
+  // rebuild after a failed check points the sections not yet checked at the new index.
+  mutable Sections s_;
+  // A reopened index: its sections' checksums and which are still unchecked. Null when built.
+  std::unique_ptr<LazySections> lazy;
 
   // Storage behind the spans: the index file, mapped (a new index is built in it, see
   // IndexBuilder), and for a new index the two small arrays, kept in memory.
@@ -83,7 +146,15 @@ struct HeapIndex {
   };
   std::unique_ptr<Owned> owned;
 
-  uint64_t shallow(uint32_t node) const { return uint64_t{node_size8[node]} * 8; }
+ private:
+  template <typename T>
+  std::span<const T> ready(IndexSection s, const std::span<const T>& span) const {
+    if (lazy && (lazy->unchecked.load(std::memory_order_acquire) >> s & 1)) [[unlikely]]
+      check_section(s);
+    return span;
+  }
+  // Checks section `s` once, under lazy->mu; if it fails, rebuilds (index_file.cpp).
+  void check_section(IndexSection s) const;
 };
 
 // The saved index: written beside the dump, valid while the dump's size and mtime match.
@@ -131,24 +202,9 @@ class IndexBuilder {
   // cannot be written is simply not saved). `index.owned` holds the weak edges and roots.
   void finish(HeapIndex& index, uint64_t edge_count);
 
-  enum SectionId {
-    kNodeOffset,
-    kNodeClass,
-    kNodeSize8,
-    kEdgeBegin,
-    kEdgeTarget,
-    kWeakEdges,
-    kRoots,
-    kIdom,
-    kRetained,
-    kMeta,
-    kIdTable,
-    kSectionCount
-  };
-
  private:
   template <typename T>
-  std::span<T> at(SectionId s, uint64_t count) {
+  std::span<T> at(IndexSection s, uint64_t count) {
     return {reinterpret_cast<T*>(base_ + offset_[s]), static_cast<size_t>(count)};
   }
   bool next_file();
@@ -174,6 +230,10 @@ HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
                       const std::string& index_path, bool save, const DumpIdentity& dump);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
+// Where the header and each IndexSection of the saved index at `path` lie, as {offset, bytes}
+// (the header first, then the sections in IndexSection order); empty if it is not a readable
+// index of this version. For tests and tools that inspect index files.
+std::vector<std::pair<uint64_t, uint64_t>> index_file_layout(const std::string& path);
 
 // Java name of an HPROF class name: "java/lang/String" -> "java.lang.String", "[I" -> "int[]".
 std::string java_class_name(std::string_view hprof_name);

@@ -1,7 +1,10 @@
 // The saved index: DUMP.jvmprof-index, a header and eleven 8-byte-aligned sections in host byte
-// order, mapped back on reopen (no parsing of the node arrays, so reopening costs one checksum
-// pass and one validation pass over them). Valid only for the dump of the recorded size and
-// mtime and for this format version; anything else, or any inconsistency, means "rebuild".
+// order, mapped back on reopen. The header (with the section table, each section's checksum in
+// it) has its own checksum, checked on reopen with the small class section; every other section
+// is checked (checksum, then the ranges of what it holds) on its first use, once (HeapIndex's
+// accessors), so reopening reads only what the queries need. Valid only for the dump of the
+// recorded size and mtime and for this format version; anything else, or any inconsistency at
+// reopen, means "rebuild"; a section failing its check later is reported and the index rebuilt.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -22,13 +26,15 @@ namespace analysis::detail {
 namespace {
 
 constexpr char kMagic[8] = {'J', 'V', 'M', 'P', 'I', 'D', 'X', '\n'};
-constexpr uint32_t kVersion = 2;  // 2: the id table section
+constexpr uint32_t kVersion = 3;  // 2: the id table section; 3: a checksum per section
 constexpr uint32_t kEndianMark = 0x01020304;
 constexpr int kSections = 11;
+static_assert(kSections == kSectionCount);
 
 struct Section {
   uint64_t offset;
   uint64_t bytes;
+  uint64_t checksum;  // of its bytes (not the padding, which is zero)
 };
 
 struct FileHeader {
@@ -38,7 +44,7 @@ struct FileHeader {
   uint64_t dump_size;
   int64_t dump_mtime_ns;
   uint64_t index_size;
-  uint64_t checksum;  // of the header (this field as 0) and every section
+  uint64_t checksum;  // of the header with this field as 0 (the section table included)
   uint32_t id_size;
   uint32_t node_count;
   uint64_t timestamp_ms;
@@ -49,32 +55,61 @@ struct FileHeader {
 };
 static_assert(std::is_trivially_copyable_v<FileHeader> && sizeof(FileHeader) % 8 == 0);
 
-// FNV-style mixing of 8-byte words; a changed bit anywhere changes the sum.
+// FNV-style mixing of 8-byte words in four independent lanes (so the multiplies overlap: a
+// section is summed at memory speed); a changed bit anywhere changes the sum. The value does not
+// depend on how the bytes are split between add() calls.
 class Checksum {
  public:
   void add(const void* data, size_t size) {
     const auto* p = static_cast<const uint8_t*>(data);
-    size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      mix(w);
+    total_ += size;
+    if (pending_ > 0) {
+      const size_t take = std::min(size, sizeof block_ - pending_);
+      std::memcpy(block_ + pending_, p, take);
+      pending_ += take, p += take, size -= take;
+      if (pending_ < sizeof block_) return;
+      mix_block(block_);
+      pending_ = 0;
     }
-    uint64_t tail = 0;
-    if (i < size) {
-      std::memcpy(&tail, p + i, size - i);
-      mix(tail ^ (uint64_t{size - i} << 56));
-    }
+    for (; size >= sizeof block_; p += sizeof block_, size -= sizeof block_) mix_block(p);
+    std::memcpy(block_, p, size);
+    pending_ = size;
   }
-  uint64_t value() const { return h_; }
+  uint64_t value() const {
+    Checksum c = *this;
+    if (c.pending_ > 0) {
+      std::memset(c.block_ + c.pending_, 0, sizeof block_ - c.pending_);
+      c.mix_block(c.block_);
+    }
+    uint64_t h = c.total_;
+    for (uint64_t lane : c.h_) h = mix(h, lane);
+    return mix(h, c.total_);
+  }
 
  private:
-  void mix(uint64_t w) {
-    h_ = (h_ ^ w) * 0x100000001b3ull;
-    h_ ^= h_ >> 29;
+  static uint64_t mix(uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x100000001b3ull;
+    return h ^ (h >> 29);
   }
-  uint64_t h_ = 0xcbf29ce484222325ull;
+  void mix_block(const uint8_t* p) {
+    for (int i = 0; i < 4; ++i) {
+      uint64_t w;
+      std::memcpy(&w, p + 8 * i, 8);
+      h_[i] = mix(h_[i], w);
+    }
+  }
+  uint64_t h_[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull,
+                    0x7f4a7c159e3779b9ull};
+  uint8_t block_[32] = {};
+  size_t pending_ = 0;
+  uint64_t total_ = 0;
 };
+
+uint64_t checksum_of(std::span<const uint8_t> bytes) {
+  Checksum sum;
+  sum.add(bytes.data(), bytes.size());
+  return sum.value();
+}
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
   out.insert(out.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4);
@@ -265,14 +300,14 @@ void IndexBuilder::reserve(uint64_t max_edges) {
   // The fixed-size sections first, the references (whose count is only bounded until the objects
   // are read) last, so the small sections can follow wherever the references end.
   const uint64_t n = n_;
-  const std::pair<SectionId, uint64_t> order[] = {{kNodeOffset, 8 * n},
-                                                  {kNodeClass, 4 * n},
-                                                  {kNodeSize8, 4 * n},
-                                                  {kEdgeBegin, 8 * (n + 1)},
-                                                  {kIdom, 4 * n},
-                                                  {kRetained, 8 * n},
-                                                  {kIdTable, 4 * id_table_slots(n)},
-                                                  {kEdgeTarget, 4 * max_edges}};
+  const std::pair<IndexSection, uint64_t> order[] = {{kNodeOffset, 8 * n},
+                                                     {kNodeClass, 4 * n},
+                                                     {kNodeSize8, 4 * n},
+                                                     {kEdgeBegin, 8 * (n + 1)},
+                                                     {kIdom, 4 * n},
+                                                     {kRetained, 8 * n},
+                                                     {kIdTable, 4 * id_table_slots(n)},
+                                                     {kEdgeTarget, 4 * max_edges}};
   uint64_t at = sizeof(FileHeader);
   for (auto [id, bytes] : order) {
     offset_[id] = at;
@@ -309,24 +344,28 @@ IndexBuilder::~IndexBuilder() {
 
 void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
   index.node_count = static_cast<uint32_t>(n_);
-  index.node_offset = node_offset();
-  index.node_class = node_class();
-  index.node_size8 = node_size8();
-  index.edge_begin = edge_begin();
-  index.edge_target = edge_target().first(edge_count);
-  index.idom = idom();
-  index.retained = retained();
-  index.id_table = id_table();
-  index.weak_edges = index.owned->weak_edges;
-  index.roots = index.owned->roots;
+  HeapIndex::Sections& x = index.s_;
+  x.node_offset = node_offset();
+  x.node_class = node_class();
+  x.node_size8 = node_size8();
+  x.edge_begin = edge_begin();
+  x.edge_target = edge_target().first(edge_count);
+  x.idom = idom();
+  x.retained = retained();
+  x.id_table = id_table();
+  x.weak_edges = index.owned->weak_edges;
+  x.roots = index.owned->roots;
   if (saving()) {
-    // The small sections follow the references; then the header, with the checksum of all.
+    // The small sections follow the references; then the header, with each section's checksum
+    // and its own.
     std::vector<uint8_t> meta = encode_meta(index);
     std::span<const uint8_t> parts[kSections] = {
-        bytes_of(index.node_offset),    bytes_of(index.node_class),  bytes_of(index.node_size8),
-        bytes_of(index.edge_begin),     bytes_of(index.edge_target), bytes_of(index.weak_edges),
-        bytes_of(index.roots),          bytes_of(index.idom),        bytes_of(index.retained),
-        std::span<const uint8_t>(meta), bytes_of(index.id_table)};
+        bytes_of(x.node_offset), bytes_of(x.node_class),
+        bytes_of(x.node_size8),  bytes_of(x.edge_begin),
+        bytes_of(x.edge_target), bytes_of(x.weak_edges),
+        bytes_of(x.roots),       bytes_of(x.idom),
+        bytes_of(x.retained),    std::span<const uint8_t>(meta),
+        bytes_of(x.id_table)};
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);
     h.version = kVersion;
@@ -342,10 +381,11 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
     std::memcpy(h.counts, counts, sizeof counts);
     h.class_class = index.class_class;
     h.class_count = static_cast<uint32_t>(index.classes.size());
-    for (int i = 0; i < kSections; ++i) h.sections[i] = {offset_[i], parts[i].size()};
+    for (int i = 0; i < kSections; ++i)
+      h.sections[i] = {offset_[i], parts[i].size(), checksum_of(parts[i])};
     uint64_t at = align8(offset_[kEdgeTarget] + 4 * edge_count);
     bool ok = true;
-    for (SectionId i : {kWeakEdges, kRoots, kMeta}) {
+    for (IndexSection i : {kWeakEdges, kRoots, kMeta}) {
       h.sections[i].offset = at;
       static const uint8_t zeros[8] = {};
       const uint64_t pad = align8(parts[i].size()) - parts[i].size();
@@ -354,16 +394,156 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
       at += parts[i].size() + pad;
     }
     h.index_size = at;
-    Checksum sum;
-    for (int i = 0; i < kSections; ++i) sum.add(parts[i].data(), parts[i].size());
-    sum.add(&h, sizeof h);
-    h.checksum = sum.value();
+    h.checksum = checksum_of({reinterpret_cast<const uint8_t*>(&h), sizeof h});
     // The file shrinks to what was used: the reserve beyond it is never touched again.
     ok = ok && write_all_at(fd_, &h, sizeof h, 0) && ::ftruncate(fd_, static_cast<off_t>(at)) == 0;
     if (ok && ::rename(tmp_path_.c_str(), final_path_.c_str()) == 0) tmp_path_.clear();
   }
   index.mapped = MappedFile::adopt(base_, reserved_);
   base_ = nullptr;
+}
+
+namespace {
+
+const char* const kSectionNames[kSections] = {
+    "object offsets", "object classes",  "object sizes", "reference starts",
+    "references",     "weak references", "GC roots",     "dominators",
+    "retained sizes", "classes",         "id table"};
+
+// Sums `section` (a whole number of T) in pieces of 8192 elements, each piece handed to
+// `valid` (its elements in range?) while still in cache. False at the first bad piece or if the
+// sum is not `expected`.
+template <typename T, typename Valid>
+bool sum_and_check(std::span<const T> section, uint64_t expected, Valid&& valid) {
+  Checksum sum;
+  constexpr size_t kPiece = 8192;
+  for (size_t at = 0; at < section.size(); at += kPiece) {
+    const std::span<const T> piece = section.subspan(at, std::min(kPiece, section.size() - at));
+    sum.add(piece.data(), piece.size_bytes());
+    if (!valid(piece)) return false;
+  }
+  return sum.value() == expected;
+}
+
+template <typename T>
+bool sum_only(std::span<const T> section, uint64_t expected) {
+  return sum_and_check(section, expected, [](std::span<const T>) { return true; });
+}
+
+// The section's checksum, the zero padding after it, and that every node, class or edge number
+// in it is in range (so no query can be sent out of bounds by a wrong index).
+bool section_intact(const HeapIndex& index, const HeapIndex::Sections& x, IndexSection s,
+                    uint64_t expected) {
+  const uint64_t n = index.node_count;
+  const auto node_ok = [n](uint32_t v) { return v < n; };
+  switch (s) {
+    case kNodeOffset:
+      return sum_only(x.node_offset, expected);
+    case kNodeClass: {
+      const uint64_t classes = index.classes.size();
+      return sum_and_check(x.node_class, expected, [&](std::span<const uint32_t> piece) {
+        return std::all_of(piece.begin(), piece.end(), [&](uint32_t k) { return k < classes; });
+      });
+    }
+    case kNodeSize8:
+      return sum_only(x.node_size8, expected);
+    case kEdgeBegin: {
+      if (x.edge_begin.size() != n + 1 || x.edge_begin[0] != 0 ||
+          x.edge_begin[n] != x.edge_target.size())
+        return false;
+      uint64_t previous = 0;
+      return sum_and_check(x.edge_begin, expected, [&](std::span<const uint64_t> piece) {
+        for (uint64_t e : piece) {
+          if (e < previous) return false;
+          previous = e;
+        }
+        return true;
+      });
+    }
+    case kEdgeTarget:
+      return sum_and_check(x.edge_target, expected, [&](std::span<const uint32_t> piece) {
+        return std::all_of(piece.begin(), piece.end(), node_ok);
+      });
+    case kWeakEdges:
+      return sum_and_check(x.weak_edges, expected, [&](std::span<const Edge> piece) {
+        return std::all_of(piece.begin(), piece.end(),
+                           [&](const Edge& e) { return node_ok(e.from) && node_ok(e.to); });
+      });
+    case kRoots:
+      return sum_and_check(x.roots, expected, [&](std::span<const RootEntry> piece) {
+        return std::all_of(piece.begin(), piece.end(),
+                           [&](const RootEntry& r) { return node_ok(r.node); });
+      });
+    case kIdom:
+      return sum_and_check(x.idom, expected, [&](std::span<const uint32_t> piece) {
+        return std::all_of(piece.begin(), piece.end(),
+                           [&](uint32_t d) { return d <= n || d == kNone; });
+      });
+    case kRetained:
+      return sum_only(x.retained, expected);
+    case kIdTable:
+      return sum_and_check(x.id_table, expected, [&](std::span<const uint32_t> piece) {
+        return std::all_of(piece.begin(), piece.end(),
+                           [&](uint32_t v) { return v < n || v == kNone; });
+      });
+    default:
+      return false;
+  }
+}
+
+// The padding after a section (to the next multiple of 8) is zero, so every byte of the file
+// is checked by the time every section has been.
+bool padding_zero(std::span<const uint8_t> file, const Section& s) {
+  for (uint64_t at = s.offset + s.bytes; at % 8 != 0 && at < file.size(); ++at)
+    if (file[at] != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+LazySections::LazySections() = default;
+LazySections::~LazySections() = default;
+
+void HeapIndex::check_section(IndexSection s) const {
+  std::lock_guard lock(lazy->mu ? *lazy->mu : lazy->own_mu);
+  const uint32_t bit = 1u << s;
+  if ((lazy->unchecked.load(std::memory_order_relaxed) & bit) == 0) return;  // checked meanwhile
+  const Section& entry = reinterpret_cast<const FileHeader*>(mapped.bytes().data())->sections[s];
+  if (padding_zero(mapped.bytes(), entry) && section_intact(*this, s_, s, lazy->checksum[s])) {
+    lazy->unchecked.fetch_and(~bit, std::memory_order_release);
+    return;
+  }
+  // Never used unchecked: one line, then the index is built again from the dump (and saved over
+  // the bad one), and its sections serve every section of this one not yet checked. The sections
+  // already checked stay: the build is deterministic, so they equal the new ones.
+  std::fprintf(stderr,
+               "jvmprof: %s: the index's %s section is corrupt (checksum or range check failed "
+               "on first use); rebuilding the index from the dump\n",
+               lazy->path.c_str(), kSectionNames[s]);
+  std::unique_ptr<HeapIndex> fresh = lazy->rebuild ? lazy->rebuild() : nullptr;
+  if (!fresh)
+    throw Error(lazy->path + ": the index's " + kSectionNames[s] +
+                " section is corrupt; delete the index file to rebuild it");
+  if (fresh->node_count != node_count || fresh->classes.size() != classes.size() ||
+      fresh->s_.edge_target.size() != s_.edge_target.size() ||
+      fresh->s_.weak_edges.size() != s_.weak_edges.size() ||
+      fresh->s_.roots.size() != s_.roots.size())
+    throw Error(lazy->path + ": the dump no longer matches its index (rebuilt while open)");
+  const uint32_t pending = lazy->unchecked.load(std::memory_order_relaxed);
+  const HeapIndex::Sections& y = fresh->s_;
+  if (pending & (1u << kNodeOffset)) s_.node_offset = y.node_offset;
+  if (pending & (1u << kNodeClass)) s_.node_class = y.node_class;
+  if (pending & (1u << kNodeSize8)) s_.node_size8 = y.node_size8;
+  if (pending & (1u << kEdgeBegin)) s_.edge_begin = y.edge_begin;
+  if (pending & (1u << kEdgeTarget)) s_.edge_target = y.edge_target;
+  if (pending & (1u << kWeakEdges)) s_.weak_edges = y.weak_edges;
+  if (pending & (1u << kRoots)) s_.roots = y.roots;
+  if (pending & (1u << kIdom)) s_.idom = y.idom;
+  if (pending & (1u << kRetained)) s_.retained = y.retained;
+  if (pending & (1u << kIdTable)) s_.id_table = y.id_table;
+  lazy->replacement = std::move(fresh);
+  lazy->rebuilt.store(true, std::memory_order_release);
+  lazy->unchecked.store(0, std::memory_order_release);
 }
 
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump) {
@@ -383,20 +563,17 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
       h.dump_mtime_ns != dump.mtime_ns || h.index_size != bytes.size() ||
       (h.id_size != 4 && h.id_size != 8) || h.node_count >= kNone - 1)
     return nullptr;
-  const uint64_t n = h.node_count;
-  Checksum sum;
-  for (const Section& s : h.sections) {
-    if (s.offset % 8 != 0 || s.offset > bytes.size() || s.bytes > bytes.size() - s.offset)
-      return nullptr;
-    sum.add(bytes.data() + s.offset, s.bytes);
-    // The alignment padding after a section is zero (so every byte of the file is checked).
-    for (uint64_t at = s.offset + s.bytes; at % 8 != 0 && at < bytes.size(); ++at)
-      if (bytes[at] != 0) return nullptr;
-  }
+  // Reopen checks the header (with the section table and its checksums) and the class section;
+  // the other sections are checked on first use (HeapIndex::check_section).
   FileHeader unsummed = h;
   unsummed.checksum = 0;
-  sum.add(&unsummed, sizeof unsummed);
-  if (sum.value() != h.checksum) return nullptr;
+  if (checksum_of({reinterpret_cast<const uint8_t*>(&unsummed), sizeof unsummed}) != h.checksum)
+    return nullptr;
+  const uint64_t n = h.node_count;
+  for (const Section& s : h.sections)
+    if (s.offset % 8 != 0 || s.offset < sizeof(FileHeader) || s.offset > bytes.size() ||
+        s.bytes > bytes.size() - s.offset)
+      return nullptr;
   auto section = [&]<typename T>(int i, T*) -> std::span<const T> {
     const Section& s = h.sections[i];
     if (s.bytes % sizeof(T) != 0) return {};
@@ -404,27 +581,37 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
   };
   auto index = std::make_unique<HeapIndex>();
   index->node_count = h.node_count;
-  index->node_offset = section(0, static_cast<uint64_t*>(nullptr));
-  index->node_class = section(1, static_cast<uint32_t*>(nullptr));
-  index->node_size8 = section(2, static_cast<uint32_t*>(nullptr));
-  index->edge_begin = section(3, static_cast<uint64_t*>(nullptr));
-  index->edge_target = section(4, static_cast<uint32_t*>(nullptr));
-  index->weak_edges = section(5, static_cast<Edge*>(nullptr));
-  index->roots = section(6, static_cast<RootEntry*>(nullptr));
-  index->idom = section(7, static_cast<uint32_t*>(nullptr));
-  index->retained = section(8, static_cast<uint64_t*>(nullptr));
-  index->id_table = section(10, static_cast<uint32_t*>(nullptr));
-  if (index->node_offset.size() != n || index->node_class.size() != n ||
-      index->node_size8.size() != n || index->edge_begin.size() != n + 1 ||
-      index->idom.size() != n || index->retained.size() != n ||
-      index->id_table.size() != id_table_slots(n))
+  HeapIndex::Sections& x = index->s_;
+  x.node_offset = section(kNodeOffset, static_cast<uint64_t*>(nullptr));
+  x.node_class = section(kNodeClass, static_cast<uint32_t*>(nullptr));
+  x.node_size8 = section(kNodeSize8, static_cast<uint32_t*>(nullptr));
+  x.edge_begin = section(kEdgeBegin, static_cast<uint64_t*>(nullptr));
+  x.edge_target = section(kEdgeTarget, static_cast<uint32_t*>(nullptr));
+  x.weak_edges = section(kWeakEdges, static_cast<Edge*>(nullptr));
+  x.roots = section(kRoots, static_cast<RootEntry*>(nullptr));
+  x.idom = section(kIdom, static_cast<uint32_t*>(nullptr));
+  x.retained = section(kRetained, static_cast<uint64_t*>(nullptr));
+  x.id_table = section(kIdTable, static_cast<uint32_t*>(nullptr));
+  const Section& weak = h.sections[kWeakEdges];
+  const Section& roots = h.sections[kRoots];
+  if (x.node_offset.size() != n || x.node_class.size() != n || x.node_size8.size() != n ||
+      x.edge_begin.size() != n + 1 || x.idom.size() != n || x.retained.size() != n ||
+      x.id_table.size() != id_table_slots(n) ||
+      x.edge_target.size() * 4 != h.sections[kEdgeTarget].bytes ||
+      x.weak_edges.size() * sizeof(Edge) != weak.bytes ||
+      x.roots.size() * sizeof(RootEntry) != roots.bytes)
     return nullptr;
-  MetaReader meta(bytes.subspan(h.sections[9].offset, h.sections[9].bytes));
+  const Section& meta_section = h.sections[kMeta];
+  const std::span<const uint8_t> meta_bytes =
+      bytes.subspan(meta_section.offset, meta_section.bytes);
+  if (checksum_of(meta_bytes) != meta_section.checksum || !padding_zero(bytes, meta_section))
+    return nullptr;
+  MetaReader meta(meta_bytes);
   index->header.format = meta.str();
   index->header.id_size = h.id_size;
   index->header.timestamp_ms = h.timestamp_ms;
   index->class_class = h.class_class;
-  if (h.class_count > h.sections[9].bytes / 8 || h.class_class >= h.class_count) return nullptr;
+  if (h.class_count > meta_section.bytes / 8 || h.class_class >= h.class_count) return nullptr;
   index->classes.resize(h.class_count);
   for (ClassInfo& k : index->classes) {
     k.id = meta.u64();
@@ -438,7 +625,7 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
     k.instance_size = meta.u32();
     k.name = meta.str();
     uint32_t fields = meta.u32();
-    if (!meta.ok() || fields > h.sections[9].bytes / 8) return nullptr;
+    if (!meta.ok() || fields > meta_section.bytes / 8) return nullptr;
     k.fields.resize(fields);
     for (FieldInfo& f : k.fields) {
       f.type = static_cast<uint8_t>(meta.u32());
@@ -449,23 +636,29 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
       return nullptr;
   }
   if (!meta.ok() || !meta.at_end()) return nullptr;
-  // Everything used as an index is checked, so a wrong index cannot send a query out of bounds.
-  const uint64_t edges = index->edge_target.size();
-  if (index->edge_begin[0] != 0 || index->edge_begin[n] != edges) return nullptr;
-  for (uint64_t v = 0; v < n; ++v) {
-    if (index->edge_begin[v] > index->edge_begin[v + 1] || index->node_class[v] >= h.class_count ||
-        (index->idom[v] > n && index->idom[v] != kNone))
-      return nullptr;
-  }
-  for (uint32_t t : index->edge_target)
-    if (t >= n) return nullptr;
-  for (const Edge& e : index->weak_edges)
-    if (e.from >= n || e.to >= n) return nullptr;
-  for (const RootEntry& r : index->roots)
-    if (r.node >= n) return nullptr;
   index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4]};
+  index->lazy = std::make_unique<LazySections>();
+  index->lazy->path = path;
+  for (int i = 0; i < kSections; ++i) index->lazy->checksum[i] = h.sections[i].checksum;
+  index->lazy->unchecked.store(((1u << kSections) - 1) & ~(1u << kMeta));
   index->mapped = std::move(file);
   return index;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> index_file_layout(const std::string& path) {
+  MappedFile file;
+  try {
+    file = MappedFile::open(path, false);
+  } catch (const std::exception&) {
+    return {};
+  }
+  FileHeader h;
+  if (file.bytes().size() < sizeof h) return {};
+  std::memcpy(&h, file.bytes().data(), sizeof h);
+  if (std::memcmp(h.magic, kMagic, 8) != 0 || h.version != kVersion) return {};
+  std::vector<std::pair<uint64_t, uint64_t>> out{{0, sizeof h}};
+  for (const Section& s : h.sections) out.emplace_back(s.offset, s.bytes);
+  return out;
 }
 
 }  // namespace analysis::detail

@@ -126,14 +126,14 @@ std::optional<ObjectDetail> HeapDump::object_detail(uint64_t id, uint64_t elemen
   const uint32_t ids = x.header.id_size;
   ObjectDetail d;
   d.object = impl.info(v);
-  d.reachable = x.idom[v] != kNone;
-  if (x.idom[v] != kNone && x.idom[v] != x.node_count) d.dominator = impl.info(x.idom[v]);
-  for (const RootEntry& r : x.roots)
+  d.reachable = x.idom()[v] != kNone;
+  if (x.idom()[v] != kNone && x.idom()[v] != x.node_count) d.dominator = impl.info(x.idom()[v]);
+  for (const RootEntry& r : x.roots())
     if (r.node == v) d.gc_roots.push_back(root_kind(r.kind));
-  const ClassInfo& k = x.classes[x.node_class[v]];
+  const ClassInfo& k = x.classes[x.node_class()[v]];
   d.class_id = k.id;
 
-  const uint64_t start = x.node_offset[v];
+  const uint64_t start = x.node_offset()[v];
   Cursor c(file, start, file.size(), ids);
   c.set_record("object", start);
   const uint8_t tag = c.u1("tag");
@@ -147,7 +147,7 @@ std::optional<ObjectDetail> HeapDump::object_detail(uint64_t id, uint64_t elemen
     const uint8_t* data = c.here();
     uint64_t offset = 0;
     size_t depth = 0;
-    for (uint32_t kk = x.node_class[v]; kk != kNone && ++depth <= x.classes.size();
+    for (uint32_t kk = x.node_class()[v]; kk != kNone && ++depth <= x.classes.size();
          kk = x.classes[kk].super) {
       for (const FieldInfo& f : x.classes[kk].fields) {
         const uint32_t size = dump_value_size(f.type, ids);
@@ -227,18 +227,21 @@ const HeapDump::Impl::Referrers& HeapDump::Impl::referrer_index() const {
   if (referrers_) return *referrers_;
   const detail::HeapIndex& x = ix();
   const uint32_t n = x.node_count;
+  const auto edge_begin = x.edge_begin();
+  const auto edge_target = x.edge_target();
+  const auto weak_edges = x.weak_edges();
   auto r = std::make_unique<Referrers>();
   // Reverse CSR of the strong edges, then the weak ones appended per target (marked weak).
   r->begin.assign(static_cast<size_t>(n) + 2, 0);
-  for (uint64_t e = 0; e < x.edge_begin[n]; ++e) ++r->begin[x.edge_target[e] + 2];
-  for (const detail::Edge& e : x.weak_edges) ++r->begin[e.to + 2];
+  for (uint64_t e = 0; e < edge_begin[n]; ++e) ++r->begin[edge_target[e] + 2];
+  for (const detail::Edge& e : weak_edges) ++r->begin[e.to + 2];
   for (size_t i = 2; i < r->begin.size(); ++i) r->begin[i] += r->begin[i - 1];
   r->from.resize(r->begin.back());
   r->weak.resize(r->begin.back());
   for (uint32_t u = 0; u < n; ++u)
-    for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e)
-      r->from[r->begin[x.edge_target[e] + 1]++] = u;
-  for (const detail::Edge& e : x.weak_edges) {
+    for (uint64_t e = edge_begin[u]; e < edge_begin[u + 1]; ++e)
+      r->from[r->begin[edge_target[e] + 1]++] = u;
+  for (const detail::Edge& e : weak_edges) {
     const uint64_t at = r->begin[e.to + 1]++;
     r->from[at] = e.from;
     r->weak[at] = true;

@@ -44,8 +44,8 @@ std::string HeapDump::Impl::describe_reference(uint32_t from, uint32_t to) const
   std::span<const uint8_t> file = dump();
   const uint32_t ids = x.header.id_size;
   const uint64_t target = id_of(to);
-  const uint64_t start = x.node_offset[from];
-  const ClassInfo& k = x.classes[x.node_class[from]];
+  const uint64_t start = x.node_offset()[from];
+  const ClassInfo& k = x.classes[x.node_class()[from]];
   if (k.object == to && k.object != kNone) return "<class>";
   Cursor c(file, start, file.size(), ids);
   c.set_record("object", start);
@@ -58,7 +58,7 @@ std::string HeapDump::Impl::describe_reference(uint32_t from, uint32_t to) const
     c.need(length, "field data");
     const uint8_t* data = c.here();
     uint64_t offset = 0;
-    for (uint32_t kk = x.node_class[from]; kk != kNone; kk = x.classes[kk].super) {
+    for (uint32_t kk = x.node_class()[from]; kk != kNone; kk = x.classes[kk].super) {
       for (const FieldInfo& f : x.classes[kk].fields) {
         const uint32_t size = dump_value_size(f.type, ids);
         if (offset + size > length) return "?";
@@ -111,23 +111,26 @@ std::string HeapDump::Impl::describe_reference(uint32_t from, uint32_t to) const
 std::vector<RootPath> HeapDump::Impl::paths_to(uint32_t node, size_t max_paths) const {
   const detail::HeapIndex& x = ix();
   const uint32_t n = x.node_count;
-  if (x.idom[node] == kNone || max_paths == 0) return {};
+  if (x.idom()[node] == kNone || max_paths == 0) return {};
+  const auto edge_begin = x.edge_begin();
+  const auto edge_target = x.edge_target();
+  const auto roots = x.roots();
   // Breadth-first from all roots at once; parent[v] = kNone - 1 marks a root.
   constexpr uint32_t kRoot = kNone - 1;
   std::vector<uint32_t> parent(n, kNone), queue;
   queue.reserve(1024);
-  for (const auto& r : x.roots)
+  for (const auto& r : roots)
     if (parent[r.node] == kNone) parent[r.node] = kRoot, queue.push_back(r.node);
   // The whole search, so that every referrer of `node` has its own shortest path.
   for (size_t head = 0; head < queue.size(); ++head) {
     const uint32_t u = queue[head];
-    for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e) {
-      const uint32_t w = x.edge_target[e];
+    for (uint64_t e = edge_begin[u]; e < edge_begin[u + 1]; ++e) {
+      const uint32_t w = edge_target[e];
       if (parent[w] == kNone) parent[w] = u, queue.push_back(w);
     }
   }
   auto root_name = [&](uint32_t v) -> std::string {
-    for (const auto& r : x.roots)
+    for (const auto& r : roots)
       if (r.node == v) return root_kind_name(r.kind);
     return "root";
   };
@@ -145,8 +148,8 @@ std::vector<RootPath> HeapDump::Impl::paths_to(uint32_t node, size_t max_paths) 
   // One path per distinct strong referrer, each shortest through that referrer.
   std::vector<uint32_t> referrers;
   for (uint32_t u = 0; u < n; ++u)
-    for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e)
-      if (x.edge_target[e] == node && u != node && parent[u] != kNone) {
+    for (uint64_t e = edge_begin[u]; e < edge_begin[u + 1]; ++e)
+      if (edge_target[e] == node && u != node && parent[u] != kNone) {
         referrers.push_back(u);
         break;
       }
@@ -172,6 +175,9 @@ std::vector<RootPath> HeapDump::Impl::paths_to(uint32_t node, size_t max_paths) 
 std::vector<Suspect> HeapDump::suspects(double threshold) const {
   const auto& x = impl_->ix();
   const uint32_t n = x.node_count;
+  const auto idom = x.idom();
+  const auto retained = x.retained();
+  const auto node_class = x.node_class();
   const uint64_t total = impl_->reachable_bytes();
   const uint64_t limit = static_cast<uint64_t>(static_cast<double>(total) * threshold);
   std::vector<Suspect> out;
@@ -181,17 +187,17 @@ std::vector<Suspect> HeapDump::suspects(double threshold) const {
   // still retain the threshold (none of their children does), each shown with its top-level
   // dominator (the object directly below the GC roots that holds it all).
   for (uint32_t v = 0; v < n; ++v) {
-    if (x.idom[v] == kNone || x.retained[v] < limit || x.retained[v] == 0) continue;
+    if (idom[v] == kNone || retained[v] < limit || retained[v] == 0) continue;
     bool deeper = false;
     for (uint32_t j = t.begin[v]; j < t.begin[v + 1] && !deeper; ++j)
-      deeper = x.retained[t.child[j]] >= limit;
+      deeper = retained[t.child[j]] >= limit;
     if (deeper) continue;
     uint32_t top = v;
-    for (size_t depth = 0; x.idom[top] != n && depth < n; ++depth) top = x.idom[top];
+    for (size_t depth = 0; idom[top] != n && depth < n; ++depth) top = idom[top];
     Suspect s;
     s.kind = Suspect::Kind::kObject;
     s.object = impl_->info(top);
-    s.heap_share = static_cast<double>(x.retained[v]) / static_cast<double>(total);
+    s.heap_share = static_cast<double>(retained[v]) / static_cast<double>(total);
     s.accumulation_point = impl_->info(v);
     s.content = impl_->retained_by_class(v, 5, nullptr);
     auto paths = impl_->paths_to(v, 1);
@@ -213,11 +219,11 @@ std::vector<Suspect> HeapDump::suspects(double threshold) const {
     s.heap_share = static_cast<double>(stats[k].retained_bytes) / static_cast<double>(total);
     uint32_t biggest = kNone;
     for (uint32_t v = 0; v < n; ++v)
-      if (x.node_class[v] == k && x.idom[v] != kNone &&
-          (biggest == kNone || x.retained[v] > x.retained[biggest]))
+      if (node_class[v] == k && idom[v] != kNone &&
+          (biggest == kNone || retained[v] > retained[biggest]))
         biggest = v;
     // A class whose biggest instance alone passes the threshold is already an object suspect.
-    if (biggest != kNone && x.retained[biggest] >= limit) continue;
+    if (biggest != kNone && retained[biggest] >= limit) continue;
     if (biggest != kNone) {
       s.accumulation_point = impl_->info(biggest);
       s.content = impl_->retained_by_class(biggest, 5, nullptr);

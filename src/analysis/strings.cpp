@@ -84,6 +84,10 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
   for (uint32_t k = 0; k < x.classes.size(); ++k)
     if (x.classes[k].name == "java.lang.String" && x.classes[k].object != kNone) string_class = k;
   if (string_class == kNone) return report;
+  const auto edge_begin = x.edge_begin();
+  const auto edge_target = x.edge_target();
+  const auto node_class = x.node_class();
+  const auto node_offset = x.node_offset();
   // Offsets of `value` and `coder` in a String's field data.
   const uint32_t ids = x.header.id_size;
   uint64_t coder_offset = kNone, offset = 0;
@@ -96,12 +100,12 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
   auto value_of = [&](uint32_t s) {
     StringValue v;
     // The value array is the String's first strong reference to a primitive array.
-    for (uint64_t e = x.edge_begin[s]; e < x.edge_begin[s + 1] && v.array == kNone; ++e) {
-      uint32_t a = x.edge_target[e];
-      if (x.classes[x.node_class[a]].kind == ClassKind::kPrimitiveArray) v.array = a;
+    for (uint64_t e = edge_begin[s]; e < edge_begin[s + 1] && v.array == kNone; ++e) {
+      uint32_t a = edge_target[e];
+      if (x.classes[node_class[a]].kind == ClassKind::kPrimitiveArray) v.array = a;
     }
     if (v.array == kNone) return v;
-    const uint64_t at = x.node_offset[v.array];
+    const uint64_t at = node_offset[v.array];
     Cursor c(file, at, file.size(), ids);
     c.set_record("PRIM ARRAY DUMP", at);
     c.u1("tag");
@@ -116,7 +120,7 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
     if (type == 5) {
       v.encoding = 2;
     } else if (coder_offset != kNone) {
-      const uint64_t sat = x.node_offset[s];
+      const uint64_t sat = node_offset[s];
       Cursor f(file, sat, file.size(), ids);
       f.set_record("INSTANCE DUMP", sat);
       f.skip(1 + ids + 4 + ids, "header");
@@ -130,7 +134,7 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
   };
   std::vector<std::pair<uint64_t, uint32_t>> hashed;  // value hash, string node
   for (uint32_t v = 0; v < x.node_count; ++v) {
-    if (x.node_class[v] != string_class) continue;
+    if (node_class[v] != string_class) continue;
     ++report.strings;
     StringValue value = value_of(v);
     if (value.array != kNone) hashed.emplace_back(fnv(value), v);
@@ -178,10 +182,10 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
   std::vector<std::unordered_map<uint32_t, uint64_t>> holders(groups.size());
   if (!group_of.empty())
     for (uint32_t u = 0; u < x.node_count; ++u)
-      for (uint64_t e = x.edge_begin[u]; e < x.edge_begin[u + 1]; ++e)
-        if (x.node_class[x.edge_target[e]] == string_class)
-          if (auto it = group_of.find(x.edge_target[e]); it != group_of.end())
-            ++holders[it->second][x.node_class[u]];
+      for (uint64_t e = edge_begin[u]; e < edge_begin[u + 1]; ++e)
+        if (node_class[edge_target[e]] == string_class)
+          if (auto it = group_of.find(edge_target[e]); it != group_of.end())
+            ++holders[it->second][node_class[u]];
   for (uint32_t g = 0; g < groups.size(); ++g) {
     DuplicateString d;
     d.value = to_utf8(value_of(groups[g].strings[0]), 200);

@@ -235,7 +235,9 @@ TEST(SavedIndex, ReusedWhileTheDumpIsUnchangedRebuiltWhenStaleOrCorrupt) {
   set_mtime(path, 2'000'000);
   EXPECT_FALSE(HeapDump::open(path)->summary().index_reused);
   EXPECT_TRUE(HeapDump::open(path)->summary().index_reused);
-  // Every flipped byte of the index is noticed (checksum or validation) and the index rebuilt.
+  // Every flipped byte of the index is noticed (checksum or validation) and the index rebuilt:
+  // at reopen for the header and the class section, else on the first use of its section (the
+  // queries below use every section), before any answer comes from it.
   const auto size = std::filesystem::file_size(index);
   for (uint64_t at = 0; at < size; at += 1 + size / 97) {
     std::fstream f(index, std::ios::in | std::ios::out | std::ios::binary);
@@ -246,8 +248,13 @@ TEST(SavedIndex, ReusedWhileTheDumpIsUnchangedRebuiltWhenStaleOrCorrupt) {
     f.put(static_cast<char>(c ^ 0x5A));
     f.close();
     auto reopened = HeapDump::open(path);
-    EXPECT_FALSE(reopened->summary().index_reused) << "flipped byte " << at;
+    testing::internal::CaptureStderr();
     EXPECT_EQ(reopened->object(heap.array)->retained_bytes, 184u);
+    EXPECT_EQ(reopened->paths_to(heap.n1, 1).at(0).at(1).via, "static items");
+    EXPECT_EQ(reopened->referrers(heap.n1, 0, 10).total, 2u);
+    EXPECT_EQ(reopened->class_histogram().size(), expected.size());
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(reopened->summary().index_reused) << "flipped byte " << at << "; " << said;
   }
   // A truncated index too.
   std::filesystem::resize_file(index, size / 2);

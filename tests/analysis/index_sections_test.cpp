@@ -1,0 +1,261 @@
+// The saved index's per-section checks (index format v3): reopen checks the header (with the
+// section table) and the class section only; every other section is checked on its first use, and
+// one that fails is reported on stderr once and the index rebuilt from the dump (saved again,
+// byte for byte the index first built). An index of format v2 is stale: rebuilt, never misread.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "analysis.h"
+#include "heap_index.h"
+#include "synthetic_dump.h"
+
+using analysis::HeapDump;
+using analysis_test::SyntheticDump;
+using hprof::BasicType;
+using hprof::Value;
+
+namespace {
+
+constexpr const char* kCorrupt = "section is corrupt";
+
+std::string temp_dir() {
+  std::string dir = testing::TempDir() + "analysis-sections-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void flip_byte(const std::string& path, uint64_t at) {
+  std::vector<char> bytes = read_file(path);
+  ASSERT_LT(at, bytes.size());
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x5A);
+  write_file(path, bytes);
+}
+
+// A chain of 3000 instances held by one root, every third with an int[] beside it.
+struct Chain {
+  SyntheticDump dump{8, hprof::Version::k1_0_2, 1 << 16};
+  std::vector<uint64_t> nodes;
+  uint64_t head = 0;
+
+  Chain() {
+    const uint64_t object = dump.add_class("java/lang/Object", 0, {});
+    const uint64_t node = dump.add_class(
+        "Node", object,
+        {{"next", BasicType::kObject}, {"data", BasicType::kObject}, {"n", BasicType::kInt}});
+    dump.add_class("java/lang/Class", object, {});
+    uint64_t next = 0;
+    for (int i = 0; i < 3000; ++i) {
+      const uint64_t data = i % 3 == 0 ? dump.add_int_array(4) : 0;
+      next = dump.add_instance(node,
+                               {Value::of_object(next), Value::of_object(data), Value::of_int(i)});
+      nodes.push_back(next);
+    }
+    head = next;
+    dump.add_root(hprof::SubTag::kRootJniGlobal, head);
+  }
+};
+
+struct Saved {
+  std::string dump, index;
+  std::vector<char> original;  // the index as first built
+};
+
+Saved save(const Chain& chain, const std::string& name) {
+  Saved s{temp_dir() + "/" + name, "", {}};
+  s.index = s.dump + ".jvmprof-index";
+  std::filesystem::remove(s.index);
+  chain.dump.write(s.dump);
+  EXPECT_FALSE(HeapDump::open(s.dump)->summary().index_reused);
+  s.original = read_file(s.index);
+  return s;
+}
+
+// Node i retains the rest of the chain below it: 3000 - i nodes of 24 bytes and the int[4]s
+// (32 bytes) of those with an index divisible by 3.
+uint64_t retained_by(int i) {
+  uint64_t bytes = 0;
+  for (int j = 0; j <= i; ++j) bytes += 24 + (j % 3 == 0 ? 32 : 0);
+  return bytes;
+}
+
+TEST(IndexSections, CorruptIdTableIsFoundAtItsFirstLookupAndTheIndexRebuilt) {
+  Chain chain;
+  Saved s = save(chain, "idtable.hprof");
+  const auto layout = analysis::detail::index_file_layout(s.index);
+  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  const auto [table_at, table_bytes] = layout[1 + analysis::detail::kIdTable];
+  ASSERT_GT(table_bytes, 4000u);
+  flip_byte(s.index, table_at + table_bytes / 2);
+
+  auto d = HeapDump::open(s.dump);
+  testing::internal::CaptureStderr();
+  // The summary and the histogram do not use the id table: the index is reused, nothing said.
+  const auto summary = d->summary();
+  EXPECT_TRUE(summary.index_reused);
+  EXPECT_EQ(summary.objects, 3000u + 1000u + 3u);
+  EXPECT_EQ(summary.reachable_objects, 4000u + 3u);  // the class objects have sticky roots
+  EXPECT_EQ(d->class_histogram().at(0).name, "Node");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  // The first lookup checks the table, finds it corrupt, says so once and rebuilds.
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 3000; i += 7) {
+    const auto o = d->object(chain.nodes[i]);
+    ASSERT_TRUE(o.has_value()) << i;
+    EXPECT_EQ(o->retained_bytes, retained_by(i)) << i;
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("id table section is corrupt"), std::string::npos) << said;
+  EXPECT_EQ(said.find(kCorrupt), said.rfind(kCorrupt)) << said;  // once
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  EXPECT_FALSE(d->summary().index_reused);
+  // The rebuilt index was saved over the bad one: the index first built, byte for byte.
+  EXPECT_EQ(read_file(s.index), s.original);
+  testing::internal::CaptureStderr();
+  auto again = HeapDump::open(s.dump);
+  EXPECT_EQ(again->object(chain.head)->retained_bytes, retained_by(2999));
+  EXPECT_TRUE(again->summary().index_reused);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// Request threads share one HeapDump: the first use of a corrupt section by several at once
+// rebuilds once, and every thread gets right answers.
+TEST(IndexSections, ThreadsMeetingACorruptSectionRebuildOnce) {
+  Chain chain;
+  Saved s = save(chain, "threads.hprof");
+  const auto layout = analysis::detail::index_file_layout(s.index);
+  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  const auto [at, bytes] = layout[1 + analysis::detail::kEdgeTarget];
+  ASSERT_GT(bytes, 0u);
+  flip_byte(s.index, at + bytes / 3);
+  auto d = HeapDump::open(s.dump);
+  testing::internal::CaptureStderr();
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 3000; i += 97) {
+        const auto paths = d->paths_to(chain.nodes[i], 1);
+        // Root, then the chain from the head down to node i.
+        if (paths.size() != 1 || paths[0].size() != static_cast<size_t>(3000 - i)) ++wrong;
+      }
+    });
+  for (auto& t : threads) t.join();
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_NE(said.find("references section is corrupt"), std::string::npos) << said;
+  EXPECT_EQ(said.find(kCorrupt), said.rfind(kCorrupt)) << said;
+  EXPECT_EQ(read_file(s.index), s.original);
+}
+
+// Every byte of the header (the section table and its checksums in it) and of the class section
+// is checked at reopen: a flipped one means the index is rebuilt at open, silently, as a stale
+// one; no section is read unchecked.
+TEST(IndexSections, CorruptHeaderOrSectionTableFailsAtReopen) {
+  Chain chain;
+  Saved s = save(chain, "header.hprof");
+  const auto layout = analysis::detail::index_file_layout(s.index);
+  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  const auto [header_at, header_bytes] = layout[0];
+  const auto [meta_at, meta_bytes] = layout[1 + analysis::detail::kMeta];
+  std::vector<uint64_t> bytes;
+  for (uint64_t b = header_at; b < header_at + header_bytes; b += 3) bytes.push_back(b);
+  for (uint64_t b = meta_at; b < meta_at + meta_bytes; b += 1 + meta_bytes / 20) bytes.push_back(b);
+  for (uint64_t at : bytes) {
+    write_file(s.index, s.original);
+    flip_byte(s.index, at);
+    testing::internal::CaptureStderr();
+    auto d = HeapDump::open(s.dump);
+    // Rebuilt at open: the summary, which reads only a few sections, already says so.
+    EXPECT_FALSE(d->summary().index_reused) << "flipped byte " << at;
+    EXPECT_EQ(d->object(chain.head)->retained_bytes, retained_by(2999)) << "flipped byte " << at;
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "flipped byte " << at;
+    EXPECT_EQ(read_file(s.index), s.original) << "flipped byte " << at;
+  }
+}
+
+// ---- format v2 (before the per-section checksums), written here as that version wrote it ----
+
+// v2's checksum: FNV-style mixing of 8-byte words, one lane, the tail of each piece mixed with
+// its length; over every section in table order, then the header with its checksum field 0.
+class ChecksumV2 {
+ public:
+  void add(const char* p, size_t size) {
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      mix(w);
+    }
+    if (i < size) {
+      uint64_t tail = 0;
+      std::memcpy(&tail, p + i, size - i);
+      mix(tail ^ (uint64_t{size - i} << 56));
+    }
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void mix(uint64_t w) {
+    h_ = (h_ ^ w) * 0x100000001b3ull;
+    h_ ^= h_ >> 29;
+  }
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+// The v3 index's sections under a v2 header: the same fields up to the section table (112
+// bytes), then {offset, bytes} per section and the v2 checksum. The bytes between the shorter v2
+// header and the first section are zero; v2 did not read them.
+std::vector<char> as_version_2(const std::vector<char>& v3, const std::string& v3_path) {
+  const auto layout = analysis::detail::index_file_layout(v3_path);
+  EXPECT_EQ(layout.size(), 12u);
+  std::vector<char> out = v3;
+  constexpr size_t kTable = 112, kChecksumAt = 40;
+  const size_t v2_header = kTable + 11 * 16;
+  std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(layout[0].second), 0);
+  std::memcpy(out.data(), v3.data(), kTable);
+  const uint32_t version = 2;
+  std::memcpy(out.data() + 8, &version, 4);
+  std::memset(out.data() + kChecksumAt, 0, 8);
+  ChecksumV2 sum;
+  for (size_t i = 0; i < 11; ++i) {
+    const auto [offset, bytes] = layout[1 + i];
+    std::memcpy(out.data() + kTable + 16 * i, &offset, 8);
+    std::memcpy(out.data() + kTable + 16 * i + 8, &bytes, 8);
+    sum.add(v3.data() + offset, bytes);
+  }
+  sum.add(out.data(), v2_header);
+  const uint64_t checksum = sum.value();
+  std::memcpy(out.data() + kChecksumAt, &checksum, 8);
+  return out;
+}
+
+TEST(IndexSections, VersionTwoIndexIsStaleAndRebuilt) {
+  Chain chain;
+  Saved s = save(chain, "v2.hprof");
+  write_file(s.index, as_version_2(s.original, s.index));
+  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v3 index
+  testing::internal::CaptureStderr();
+  auto d = HeapDump::open(s.dump);
+  EXPECT_FALSE(d->summary().index_reused);
+  EXPECT_EQ(d->object(chain.nodes[5])->retained_bytes, retained_by(5));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // stale, not corrupt: nothing said
+  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v3
+  EXPECT_TRUE(HeapDump::open(s.dump)->summary().index_reused);
+}
+
+}  // namespace
