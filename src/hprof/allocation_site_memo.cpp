@@ -50,33 +50,42 @@ bool same_key(const SiteFinder::Entry& a, uint64_t hash, const SiteFinder::Entry
 SiteFinder::SiteFinder() : id_(g_finders.fetch_add(1) + 1) {}
 
 bool SiteFinder::lookup(uint64_t hash, const Entry& key, uint32_t* site) const {
-  if (table_.empty()) return false;
-  const size_t mask = table_.size() - 1;
-  for (size_t i = hash >> 40 & mask;; i = (i + 1) & mask) {
-    const Entry& e = table_[i];
-    if (e.count < 0) return false;
-    if (same_key(e, hash, key)) {
-      *site = e.site;
+  const Table* table = table_.load(std::memory_order_acquire);
+  if (table == nullptr) return false;
+  for (size_t i = hash >> 40 & table->mask;; i = (i + 1) & table->mask) {
+    const Slot& s = table->slots[i];
+    // A slot still being filled reads as empty: a miss, which find() settles under the mutex.
+    if (!s.full.load(std::memory_order_acquire)) return false;
+    if (same_key(s.entry, hash, key)) {
+      *site = s.entry.site;
       return true;
     }
   }
 }
 
 void SiteFinder::insert(const Entry& entry) {
-  // At most half full, so probe runs stay short.
-  if ((size_ + 1) * 2 > table_.size()) {
-    std::vector<Entry> old;
-    old.swap(table_);
-    table_.assign(old.empty() ? 1024 : old.size() * 2, Entry{});
-    size_ = 0;
-    for (const Entry& e : old) {
-      if (e.count >= 0) insert(e);
+  Table* table = table_.load(std::memory_order_relaxed);
+  // At most half full, so probe runs stay short. The grown table is filled before it is
+  // published; the old one stays readable.
+  const size_t slots = table == nullptr ? 0 : table->mask + 1;
+  if ((size_ + 1) * 2 > slots) {
+    auto grown = std::make_unique<Table>(slots == 0 ? 1024 : slots * 2);
+    for (size_t i = 0; i < slots; ++i) {
+      const Slot& s = table->slots[i];
+      if (!s.full.load(std::memory_order_relaxed)) continue;
+      size_t j = s.entry.hash >> 40 & grown->mask;
+      while (grown->slots[j].full.load(std::memory_order_relaxed)) j = (j + 1) & grown->mask;
+      grown->slots[j].entry = s.entry;
+      grown->slots[j].full.store(true, std::memory_order_relaxed);
     }
+    table = grown.get();
+    tables_.push_back(std::move(grown));
+    table_.store(table, std::memory_order_release);
   }
-  const size_t mask = table_.size() - 1;
-  size_t i = entry.hash >> 40 & mask;
-  while (table_[i].count >= 0) i = (i + 1) & mask;
-  table_[i] = entry;
+  size_t i = entry.hash >> 40 & table->mask;
+  while (table->slots[i].full.load(std::memory_order_relaxed)) i = (i + 1) & table->mask;
+  table->slots[i].entry = entry;
+  table->slots[i].full.store(true, std::memory_order_release);
   ++size_;
 }
 
@@ -117,12 +126,7 @@ uint32_t SiteFinder::find(AllocationSites& sites, TraceTable& traces, const JVMP
   if (memo.owner == id_ && same_key(memo.entry, key.hash, key)) return memo.entry.site;
 
   // Sites are never removed (clear_counts keeps them), so a remembered index stays right.
-  bool found;
-  {
-    std::lock_guard lock(mutex_);
-    found = lookup(key.hash, key, &key.site);
-  }
-  if (!found) {
+  if (!lookup(key.hash, key, &key.site)) {
     JVMPI_CallFrame lined[kInline];
     const JVMPI_CallFrame* traced = with_lines(frames, count, lines, lined);
     key.site = sites.site_index({type, class_id, traces.intern(traced, count, thread_serial)});

@@ -1,14 +1,18 @@
 // Finds the site of an allocation (heap=sites) from the allocating stack and the allocated class.
 // Every allocation asks; javac allocates at tens of thousands of sites (depth 4). Answers come
-// from a per-thread memo of recent (stack, class) -> site answers (no lock), then from a shared
+// from a per-thread memo of recent (stack, class) -> site answers, then from a shared
 // open-addressing table of every (stack, class) seen, frames stored inline, so a known site costs
 // one probe instead of interning the trace (a node-based map, its frames behind another pointer)
-// and looking the site up in a second map.
+// and looking the site up in a second map. Neither takes a lock for a known site: the shared table
+// is read lock-free (slots are published once, filled, and never change; a grown table replaces
+// the old one, which is kept for readers still in it), and only a new site takes the mutex.
 #pragma once
 
 #include <jvmpi.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -46,12 +50,24 @@ class SiteFinder {
   };
 
  private:
-  bool lookup(uint64_t hash, const Entry& key, uint32_t* site) const;  // caller holds mutex_
+  struct Slot {
+    std::atomic<bool> full{false};  // set (release) after `entry` is written, never cleared
+    Entry entry;
+  };
+  struct Table {
+    explicit Table(size_t n) : mask(n - 1), slots(std::make_unique<Slot[]>(n)) {}
+    size_t mask;
+    std::unique_ptr<Slot[]> slots;
+  };
+  bool lookup(uint64_t hash, const Entry& key, uint32_t* site) const;  // any thread, no lock
   void insert(const Entry& entry);                                     // caller holds mutex_
 
   const uint64_t id_;  // tells finders apart in the per-thread memo; never 0
-  mutable std::mutex mutex_;
-  std::vector<Entry> table_;
+  std::mutex mutex_;   // serializes inserts and growth
+  std::atomic<Table*> table_{nullptr};
+  // Every table made, the current one last: a reader may still probe a replaced one, so they
+  // live as long as the finder (together less than the current one).
+  std::vector<std::unique_ptr<Table>> tables_;
   size_t size_ = 0;
 };
 
