@@ -60,6 +60,28 @@ TEST(SiteFinder, SameSitesAsInterningAndLookingUp) {
   EXPECT_EQ(traces.size(), plain_traces.size());
 }
 
+// Keys store locations in 16 bits (biased by 3): lines beyond that, or codes below -3, take the
+// uncached path, and must still get the site the cached path would give.
+TEST(SiteFinder, LocationsOutsideTheKeyRangeGetTheSameSites) {
+  AllocationSites sites, plain_sites;
+  TraceTable traces, plain_traces;
+  SiteFinder finder;
+  std::mt19937 rng(13);
+  const jint odd[] = {-4, -3, -1, 0, 65532, 65533, 70000, 1 << 20};
+  for (int i = 0; i < 20000; ++i) {
+    const int depth = 1 + static_cast<int>(rng() % 4);
+    auto frames = random_stack(rng, depth, false);
+    frames[rng() % static_cast<unsigned>(depth)].lineno = odd[rng() % 8];
+    const jobjectID c = klass(1 + rng() % 2);
+    const uint32_t got =
+        finder.find(sites, traces, frames.data(), depth, 0, JVMPI_NORMAL_OBJECT, c);
+    const uint32_t want = plain_sites.site_index(
+        {JVMPI_NORMAL_OBJECT, c, plain_traces.intern(frames.data(), depth, 0)});
+    ASSERT_EQ(got, want) << "allocation " << i;
+  }
+  EXPECT_EQ(sites.sites().size(), plain_sites.sites().size());
+}
+
 TEST(SiteFinder, BytecodeIndexesOnOneLineShareASiteAndTracesHaveLines) {
   AllocationSites sites, plain_sites;
   TraceTable traces, plain_traces;
