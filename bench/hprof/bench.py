@@ -299,6 +299,18 @@ def run_all(args, java, lib_dir, configs, trees, work):
             extra.append(f"CPU vs JVMTI floor: {statistics.median(st['cpus']) / statistics.median(floor_cpus):.3f}x "
                          f"(per round: {', '.join(f'{r:.2f}' for r in per_round)}; median "
                          f"{statistics.median(per_round):.3f}x)")
+        # Per round beside the medians: the A/A row against the baseline (how far two identical
+        # configurations drift apart in this run), a compare-build row against its own build.
+        pair = None
+        if hprof == "-" and name in res and any(c[1] is None and c[2] == tree for c in configs):
+            pair = ("A/A vs no agent", next(n for n, h, t, *_ in configs if h is None and t == tree))
+        elif name.endswith(" [compare build]") and name[:-len(" [compare build]")] in res:
+            pair = ("this build vs compare build", name[:-len(" [compare build]")])
+        if pair and st["cpus"] and res[pair[1]]["cpus"]:
+            ratios = ([c / o for c, o in zip(st["cpus"], res[pair[1]]["cpus"])] if pair[0][0] == "A"
+                      else [o / c for c, o in zip(st["cpus"], res[pair[1]]["cpus"])])
+            extra.append(f"CPU, {pair[0]}, per round: {', '.join(f'{r:.2f}' for r in ratios)} "
+                         f"(median {statistics.median(ratios):.3f}x)")
         if st["dumps"]:
             extra.append(f"heap dump itself: median {statistics.median(st['dumps']):.2f} s")
         if walls:

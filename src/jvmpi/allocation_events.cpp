@@ -84,14 +84,17 @@ struct KnownClass {
 };
 std::unordered_map<jlong, KnownClass> g_class_info_by_tag;  // under g_mutex
 
-// The classes this thread allocated, by identity hash: finding an allocation's class here takes
-// GetObjectHashCode (a read of the class's header, which the allocation just used) and one
-// IsSameObject, instead of a lookup in JVMTI's tag map (a lock and a hash probe in the VM's largest
-// table), which cost as much as tagging the new object itself. A most-recently-used list of four
+// The classes this thread allocated, by where the class object is: finding an allocation's class
+// here takes one read of the class's local reference (a pointer to the slot that holds the class
+// object's address, in HotSpot and the other JVMs we know) and one IsSameObject, instead of a
+// lookup in JVMTI's tag map (a lock and a hash probe in the VM's largest table), which cost as much
+// as tagging the new object itself, or a GetObjectHashCode (a call into the VM per allocation).
+// The address is only a hint: the collector may move the class object meanwhile, which makes the
+// slot miss (or hold another class), and IsSameObject decides. A most-recently-used list of four
 // missed on more than half of javac's allocations.
 constexpr size_t kCachedClasses = 256;  // a power of two
 struct CachedClass {
-  jint hash = 0;
+  uintptr_t where = 0;
   jweak klass = nullptr;
   ClassAllocInfo info;
 };
@@ -99,22 +102,26 @@ struct CachedClass {
 // only for small ones.
 thread_local std::unique_ptr<CachedClass[]> t_cached_classes;
 
-CachedClass* cache_slot(jclass klass, jint* hash) {
-  if (jvmti()->GetObjectHashCode(klass, hash) != JVMTI_ERROR_NONE) return nullptr;
-  const auto h = static_cast<uint32_t>(*hash);
+CachedClass* cache_slot(jclass klass, uintptr_t* where) {
+  if (klass == nullptr) return nullptr;
+  // Racy by design (a collection may be updating the slot): any value is a valid hint. The low
+  // bits of a reference tell its kind (none for the local one the VM passes here).
+  const uintptr_t ref = reinterpret_cast<uintptr_t>(klass) & ~uintptr_t{7};
+  *where = __atomic_load_n(reinterpret_cast<const uintptr_t*>(ref), __ATOMIC_RELAXED);
+  const uintptr_t h = *where >> 3;
   if (!t_cached_classes) t_cached_classes = std::make_unique<CachedClass[]>(kCachedClasses);
-  return &t_cached_classes[(h ^ (h >> 8)) & (kCachedClasses - 1)];
+  return &t_cached_classes[(h ^ (h >> 8) ^ (h >> 16)) & (kCachedClasses - 1)];
 }
 
-void cache_class(CachedClass* slot, jint hash, jweak klass, const ClassAllocInfo& info) {
+void cache_class(CachedClass* slot, uintptr_t where, jweak klass, const ClassAllocInfo& info) {
   if (slot == nullptr || klass == nullptr) return;
-  *slot = {hash, klass, info};
+  *slot = {where, klass, info};
 }
 
 ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
-  jint hash = 0;
-  CachedClass* slot = cache_slot(klass, &hash);
-  if (slot != nullptr && slot->klass != nullptr && slot->hash == hash &&
+  uintptr_t where = 0;
+  CachedClass* slot = cache_slot(klass, &where);
+  if (slot != nullptr && slot->klass != nullptr && slot->where == where &&
       jni->IsSameObject(klass, slot->klass)) {
     return slot->info;
   }
@@ -124,7 +131,7 @@ ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
     std::shared_lock lock(g_mutex);
     auto it = g_class_info_by_tag.find(tag);
     if (it != g_class_info_by_tag.end()) {
-      cache_class(slot, hash, it->second.klass, it->second.info);
+      cache_class(slot, where, it->second.klass, it->second.info);
       return it->second.info;
     }
   }
@@ -140,7 +147,7 @@ ClassAllocInfo info_of(JNIEnv* jni, jclass klass) {
     jni_reference_events::InternalScope internal;
     jni->DeleteWeakGlobalRef(weak);
   }
-  cache_class(slot, hash, it->second.klass, it->second.info);
+  cache_class(slot, where, it->second.klass, it->second.info);
   return it->second.info;
 }
 
