@@ -17,7 +17,8 @@
 # default 900; a configuration whose run was killed is skipped in the later rounds),
 # METHOD_BENCH_ONLY (comma-separated substrings: only the configurations whose name contains one;
 # no agent always runs; names: "no agent, repeated", "JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode
-# insertion)", "JVMTI MethodEntry/MethodExit", "HPROF cpu=times").
+# insertion)", "JVMTI MethodEntry/MethodExit", "HPROF cpu=times"), METHOD_BENCH_COMPARE_BUILD (a
+# second build dir: HPROF's rows run again with its libhprof.so, interleaved, as before/after).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args_help "$@"
 if (($# > 1)) || [[ $# -eq 1 && ! "$1" =~ ^[1-9][0-9]*$ ]]; then
@@ -30,4 +31,5 @@ exec python3 bench/methods/bench.py --build "${BUILD_DIR:-build}" \
   --jdk "${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}" --runs "${RUNS:-3}" \
   --rounds "${1:-20}" --packages "${METHOD_BENCH_PACKAGES:-3}" \
   --classes "${METHOD_BENCH_CLASSES:-20}" --workloads "${METHOD_BENCH_WORKLOADS:-callheavy,javac}" \
-  --timeout "${METHOD_BENCH_TIMEOUT:-900}" ${METHOD_BENCH_ONLY:+--only "$METHOD_BENCH_ONLY"}
+  --timeout "${METHOD_BENCH_TIMEOUT:-900}" ${METHOD_BENCH_ONLY:+--only "$METHOD_BENCH_ONLY"} \
+  ${METHOD_BENCH_COMPARE_BUILD:+--compare-build "$METHOD_BENCH_COMPARE_BUILD"}

@@ -18,6 +18,10 @@ entry/exit counts the agents print on stderr at exit and the method events per C
 Below the table, per round: each agent's CPU against the counting agent's of the same round, and
 the A/A row's against no agent's.
 
+With --compare-build DIR, HPROF's rows run a second time with the libraries of another build
+(named "... [compare build]"), interleaved with the rest; per round the script then also prints
+this build's HPROF CPU against the other's (a before/after of the same round).
+
 Run through bench/run-method-bench.sh.
 """
 import argparse
@@ -36,6 +40,7 @@ COUNTS = re.compile(rb"^(jvmpi|jvmti) entries (\d+) exits (\d+)$", re.M)
 HPROF_EVENTS = re.compile(rb"^HPROF cpu=times: (\d+) method events, (\d+) thread CPU clock reads",
                           re.M)
 COUNTING = "JVMPI METHOD_ENTRY/EXIT (libjvmpi, bytecode insertion)"
+COMPARE = " [compare build]"
 
 
 def log(s):
@@ -67,6 +72,9 @@ def main():
     ap.add_argument("--only", default=None, metavar="SUBSTR[,SUBSTR...]",
                     help="run only the configurations whose name contains one of these "
                          "substrings (no agent always runs)")
+    ap.add_argument("--compare-build", default=None, metavar="DIR",
+                    help="also run HPROF's configurations with DIR's lib/libhprof.so (and its "
+                         "runtime), as rows named '... [compare build]'")
     args = ap.parse_args()
 
     build = os.path.abspath(args.build)
@@ -101,6 +109,12 @@ def main():
                    if i == 0 or any(w in c[0] for w in wanted_configs)]
         if len(configs) == 1:
             sys.exit(f"--only {args.only}: no configuration matches")
+    if args.compare_build:
+        other = os.path.join(os.path.abspath(args.compare_build), "lib", "libhprof.so")
+        if not os.path.isfile(other):
+            sys.exit(f"--compare-build: {other} is missing")
+        configs += [(c + COMPARE, [a.replace(hprof, other) for a in agent])
+                    for c, agent in configs if c.startswith("HPROF")]
     work = tempfile.mkdtemp(prefix="method-bench-")
     try:
         workloads = []  # (name, description, java arguments after the agent options)
@@ -243,6 +257,14 @@ def run(args, java, work, workloads, configs):
             rs = [c / k for c, k in zip(st["cpus"], ref["cpus"]) if k > 0]
             ref_name = "counting agent" if agent else "no agent"
             per_round.append(f"{cname} / {ref_name}, CPU per round: "
+                             + ", ".join(f"{r:.2f}x" for r in rs)
+                             + f" (median {statistics.median(rs):.2f}x)")
+        for cname, _ in configs:
+            st, twin = res[(wname, cname)], res.get((wname, cname + COMPARE))
+            if twin is None or not st["cpus"] or len(st["cpus"]) != len(twin["cpus"]):
+                continue
+            rs = [c / k for c, k in zip(st["cpus"], twin["cpus"]) if k > 0]
+            per_round.append(f"{cname} / {cname + COMPARE}, CPU per round: "
                              + ", ".join(f"{r:.2f}x" for r in rs)
                              + f" (median {statistics.median(rs):.2f}x)")
         for line in per_round:

@@ -17,12 +17,7 @@ uint64_t monotonic_ns() {
 
 namespace {
 
-// ns = (ticks * mult) >> 32, ticks counted from `base`.
-struct TscRate {
-  bool usable = false;
-  uint64_t base = 0;
-  uint64_t mult = 0;
-};
+using clock_detail::TscRate;
 
 bool invariant_tsc() {
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -67,9 +62,10 @@ TscRate measure_tsc_rate() {
 
 }  // namespace
 
-namespace {
+std::atomic<const TscRate*> clock_detail::g_rate{nullptr};
 
-std::atomic<const TscRate*> g_rate{nullptr};
+namespace {
+using clock_detail::g_rate;
 
 // Out of the way of interval_ns, which then needs no stack frame.
 [[gnu::noinline, gnu::cold]] const TscRate* first_rate() {
@@ -96,7 +92,7 @@ uint64_t CpuClock::now_slow(uint64_t wall) {
     last_wall_ = wall;
     read_wall_ = wall;
     read_cpu_ = thread_cpu_();
-    ++reads_;
+    reads_.store(reads_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     estimate_ = read_cpu_;
     return estimate_;
   }
@@ -114,7 +110,7 @@ uint64_t CpuClock::now_slow(uint64_t wall) {
 
 uint64_t CpuClock::read_cpu(uint64_t wall, uint64_t interval) {
   const uint64_t cpu = thread_cpu_();
-  ++reads_;
+  reads_.store(reads_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   const uint64_t used = cpu > read_cpu_ ? cpu - read_cpu_ : 0;
   // What the thread used since the last reading and the short intervals were not charged with was
   // used in this interval (it cannot have used more than the interval lasted). Short intervals

@@ -9,6 +9,9 @@
 // nothing, a spin its real CPU share.
 #pragma once
 
+#include <x86intrin.h>
+
+#include <atomic>
 #include <cstdint>
 
 namespace hprof::agent {
@@ -24,6 +27,25 @@ uint64_t monotonic_ns();
 // long, and a long interval is always checked against the thread CPU clock.
 uint64_t interval_ns();
 
+namespace clock_detail {
+// ns = ((counter - base) * mult) >> 32 once measured; `usable` false: CLOCK_MONOTONIC instead.
+struct TscRate {
+  bool usable = false;
+  uint64_t base = 0;
+  uint64_t mult = 0;
+};
+extern std::atomic<const TscRate*> g_rate;  // nullptr until the first interval_ns()
+
+// interval_ns() inline: the counter read and one multiply, no call (two per method call).
+inline uint64_t interval_ns_inline() {
+  const TscRate* rate = g_rate.load(std::memory_order_acquire);
+  if (rate == nullptr || !rate->usable) [[unlikely]]
+    return interval_ns();
+  const uint64_t ticks = __rdtsc() - rate->base;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(ticks) * rate->mult) >> 32);
+}
+}  // namespace clock_detail
+
 class CpuClock {
  public:
   // An interval shorter than this is taken to be spent on the CPU: blocking in the kernel and
@@ -34,12 +56,13 @@ class CpuClock {
 
   using Clock = uint64_t (*)();
   // `wall`: the interval clock; `thread_cpu`: the calling thread's CPU clock.
-  CpuClock(Clock wall, Clock thread_cpu) : wall_(wall), thread_cpu_(thread_cpu) {}
+  CpuClock(Clock wall, Clock thread_cpu)
+      : wall_(wall), thread_cpu_(thread_cpu), default_wall_(wall == &interval_ns) {}
 
   // The thread's CPU time now, in nanoseconds, as an estimate that never runs backwards and that
   // agrees with the thread CPU clock at every reading of it. Called on the thread itself.
   uint64_t now() {
-    const uint64_t wall = wall_();
+    const uint64_t wall = default_wall_ ? clock_detail::interval_ns_inline() : wall_();
     // The common case, inline: a short interval since the last event, the last reading recent.
     if (started_ && wall >= last_wall_ && wall - last_wall_ < kShortIntervalNs &&
         wall - read_wall_ < kReadPeriodNs) {
@@ -51,8 +74,8 @@ class CpuClock {
     }
     return now_slow(wall);
   }
-  // How often the thread CPU clock was read.
-  uint64_t reads() const { return reads_; }
+  // How often the thread CPU clock was read (also read by other threads, for reports).
+  uint64_t reads() const { return reads_.load(std::memory_order_relaxed); }
 
  private:
   uint64_t now_slow(uint64_t wall);
@@ -60,13 +83,14 @@ class CpuClock {
 
   Clock wall_;
   Clock thread_cpu_;
+  bool default_wall_;  // wall_ is interval_ns: called inline
   bool started_ = false;
-  uint64_t estimate_ = 0;   // the thread's CPU time as estimated at the last event
-  uint64_t last_wall_ = 0;  // interval clock at the last event
-  uint64_t read_wall_ = 0;  // interval clock at the last thread CPU clock reading
-  uint64_t read_cpu_ = 0;   // what that reading said
-  uint64_t charged_ = 0;    // short intervals charged since that reading
-  uint64_t reads_ = 0;
+  uint64_t estimate_ = 0;           // the thread's CPU time as estimated at the last event
+  uint64_t last_wall_ = 0;          // interval clock at the last event
+  uint64_t read_wall_ = 0;          // interval clock at the last thread CPU clock reading
+  uint64_t read_cpu_ = 0;           // what that reading said
+  uint64_t charged_ = 0;            // short intervals charged since that reading
+  std::atomic<uint64_t> reads_{0};  // written by the thread only
 };
 
 }  // namespace hprof::agent

@@ -78,7 +78,6 @@ CpuTimer::ThreadCosts::ThreadCosts(CpuClock::Clock wall) : clock(wall, thread_cp
 inline uint64_t CpuTimer::cpu_now(ThreadCosts& t) {
   const uint64_t now = t.clock.now();
   bump(t.events, 1);
-  t.reads.store(t.clock.reads(), std::memory_order_relaxed);
   return now;
 }
 
@@ -293,7 +292,7 @@ void CpuTimer::on_thread_end(JNIEnv* env) {
     collect(*t, ended_);
   }
   ended_clock_use_.events += t->events.load(std::memory_order_relaxed);
-  ended_clock_use_.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
+  ended_clock_use_.cpu_clock_reads += t->clock.reads();
   jvmpi()->SetThreadLocalStorage(env, nullptr);
   // Every thread's cached pointer is checked against this before its next use.
   g_thread_ends.fetch_add(1, std::memory_order_acq_rel);
@@ -324,7 +323,7 @@ CpuTimer::ClockUse CpuTimer::clock_use() {
   ClockUse use = ended_clock_use_;
   for (const auto& t : all_) {
     use.events += t->events.load(std::memory_order_relaxed);
-    use.cpu_clock_reads += t->reads.load(std::memory_order_relaxed);
+    use.cpu_clock_reads += t->clock.reads();
   }
   return use;
 }

@@ -121,7 +121,6 @@ class CpuTimer {
     explicit ThreadCosts(CpuClock::Clock wall);
     CpuClock clock;
     std::atomic<uint64_t> events{0};  // written by the thread only, read by reports
-    std::atomic<uint64_t> reads{0};
     std::vector<Activation> stack;
     std::vector<Move> moves;
     size_t move_count = 0;

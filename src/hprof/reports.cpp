@@ -1,11 +1,15 @@
 #include "reports.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "heap_dump_text.h"
 #include "jvmpi_client.h"
@@ -74,7 +78,17 @@ void write_pending_traces() {
     return;
   }
   if (p.options.cpu == CpuMode::kOld) return;  // the old format has no TRACE records
-  p.output.write(text::traces(p.classes, p.traces.take_unwritten(), p.options));
+  // In batches: one string of every trace (tens of MB after a long cpu=times run) grew by
+  // copying into fresh pages many times; a batch's string fits memory the allocator reuses.
+  std::vector<TraceInfo> all = p.traces.take_unwritten();
+  constexpr size_t kBatch = 1024;
+  std::vector<TraceInfo> batch;
+  for (size_t i = 0; i < all.size(); i += kBatch) {
+    const auto end = all.begin() + static_cast<ptrdiff_t>(std::min(all.size(), i + kBatch));
+    batch.assign(std::make_move_iterator(all.begin() + static_cast<ptrdiff_t>(i)),
+                 std::make_move_iterator(end));
+    p.output.write(text::traces(p.classes, batch, p.options));
+  }
 }
 
 namespace {
