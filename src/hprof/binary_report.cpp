@@ -2,102 +2,26 @@
 
 #include <hprof_format.h>
 
-#include <condition_variable>
 #include <cstring>
 #include <optional>
-#include <thread>
 #include <vector>
 
+#include "chunk_worker.h"
 #include "jvmpi_dump_reader.h"
 
 namespace hprof::agent {
 
 // Sends the writer's bytes to HPROF's output (a file or the net= socket). Not seekable, so the
 // writer buffers each heap-dump segment (bounded) before sending it.
-//
-// During a heap dump to a file, whole segments are written by a thread of its own while the next
-// one is built: the kernel's copy into the page cache (a fifth of a dump's time) runs on another
-// CPU instead of holding up the heap walk. One segment is in flight at a time (its copy is the
-// only memory this costs); without that thread or its buffer, writes stay on the caller.
 class OutputSink : public hprof::Sink {
  public:
-  // Writes this large or larger go to the background thread while it runs.
-  static constexpr size_t kBackgroundMin = 1 << 20;
-
   explicit OutputSink(Output& output) : output_(output) {}
-  ~OutputSink() override { end_background(); }
-  void write(const void* data, size_t size) override {
-    if (writer_.joinable() && size >= kBackgroundMin && hand_off(data, size)) return;
-    wait_idle();  // what is in flight comes first
-    output_.write(data, size);
-  }
-  void flush() override {
-    wait_idle();
-    output_.flush();
-  }
+  void write(const void* data, size_t size) override { output_.write(data, size); }
+  void flush() override { output_.flush(); }
   bool failed() { return output_.failed(); }
 
-  // Starts the background writes (files only: net= already sends from a thread of its own).
-  void begin_background() {
-    if (writer_.joinable() || output_.socket() >= 0) return;
-    stopping_ = false;
-    try {
-      writer_ = std::thread([this] { write_in_background(); });
-    } catch (const std::exception&) {
-      // No thread (no memory for its stack, e.g. dumping on OutOfMemoryError): writes stay here.
-    }
-  }
-  // Waits until everything handed off is written, and ends the thread.
-  void end_background() {
-    if (!writer_.joinable()) return;
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-    writer_.join();
-    std::vector<char>().swap(in_flight_);  // the buffer goes back between dumps
-  }
-
  private:
-  bool hand_off(const void* data, size_t size) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return !busy_; });
-    try {
-      in_flight_.resize(size);
-    } catch (const std::bad_alloc&) {
-      return false;  // no memory for the copy: the caller writes it
-    }
-    std::memcpy(in_flight_.data(), data, size);
-    busy_ = true;
-    changed_.notify_all();
-    return true;
-  }
-  void wait_idle() {
-    if (!writer_.joinable()) return;
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return !busy_; });
-  }
-  void write_in_background() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      changed_.wait(lock, [this] { return busy_ || stopping_; });
-      if (!busy_) return;  // stopping, nothing left
-      lock.unlock();
-      output_.write(in_flight_.data(), in_flight_.size());
-      lock.lock();
-      busy_ = false;
-      changed_.notify_all();
-    }
-  }
-
   Output& output_;
-  std::thread writer_;
-  std::mutex mutex_;
-  std::condition_variable changed_;  // busy_ or stopping_ changed
-  std::vector<char> in_flight_;      // the bytes the thread is writing (while busy_)
-  bool busy_ = false;
-  bool stopping_ = false;
 };
 
 namespace {
@@ -399,6 +323,7 @@ class BinaryReport::HeapDump {
   }
 
   void add_classes(const JVMPIExt_DumpClass* classes, jint count) {
+    worker_.wait_idle();  // the records before these classes are converted with what was known
     bool unknown = false;
     for (jint i = 0; i < count; ++i) {
       super_of_[classes[i].class_id] = classes[i].super_id;
@@ -416,7 +341,18 @@ class BinaryReport::HeapDump {
     }
   }
 
-  void records(const char* begin, const char* end) {
+  // Converts and writes the records on the worker's thread, in order: the heap walk that made
+  // them goes on meanwhile (the conversion and the file write take another CPU).
+  void records(const char* begin, const char* end) { worker_.add(begin, end); }
+  bool failed() { return worker_.failed(); }
+
+  void finish() {
+    worker_.finish();
+    heap_->finish();
+  }
+
+ private:
+  void convert(const char* begin, const char* end) {
     // The objects' allocation traces are looked up all at once first (one lock, the table's
     // memory fetched ahead), then the records are converted in the same order.
     traced_.clear();
@@ -427,9 +363,6 @@ class BinaryReport::HeapDump {
     read_heap_dump(begin, end, level_, classes_, visitor_);
   }
 
-  void finish() { heap_->finish(); }
-
- private:
   void add_class_info(jobjectID id, ClassInfo info) {
     class_by_name_.emplace(info.name, id);
     info_of_.emplace(id, std::move(info));
@@ -611,6 +544,8 @@ class BinaryReport::HeapDump {
   std::vector<jobjectID> traced_;  // those objects, in record order
   std::vector<unsigned> traces_;   // their allocation traces
   size_t next_trace_ = 0;          // the next object trace_of meets
+  // Last, so that it stops (and converts what it holds) before the rest goes.
+  ChunkWorker worker_{[this](const char* begin, const char* end) { convert(begin, end); }};
   std::unordered_map<jobjectID, jobjectID> super_of_;
   std::unordered_map<std::string, jobjectID> class_by_name_;
   std::unordered_map<jobjectID, ClassInfo> info_of_;
@@ -626,10 +561,7 @@ class BinaryReport::HeapDump {
 void BinaryReport::begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
                                    const AllocationSites& sites) {
   mutex_.lock();  // until end_heap_dump
-  if (writer_) {
-    sink_->begin_background();
-    dump_ = std::make_unique<HeapDump>(*this, level, classes, threads, sites);
-  }
+  if (writer_) dump_ = std::make_unique<HeapDump>(*this, level, classes, threads, sites);
 }
 
 void BinaryReport::heap_dump_classes(const JVMPIExt_DumpClass* classes, jint count) {
@@ -643,14 +575,13 @@ bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
   // would deadlock). Every other writer waits for the lock meanwhile.
   if (!dump_) return false;
   dump_->records(begin, end);
-  return !sink_->failed();
+  return !sink_->failed() && !dump_->failed();
 }
 
 void BinaryReport::end_heap_dump() {
   std::unique_lock lock(mutex_, std::adopt_lock);  // taken by begin_heap_dump
   if (dump_) dump_->finish();
   dump_.reset();
-  if (sink_) sink_->end_background();
   for (const auto& [id, text] : held_strings_) writer_->utf8(id, text);
   held_strings_.clear();
   release(lock);  // and the events other threads deferred during the dump

@@ -1,6 +1,6 @@
 // HPROF's format=b heap dump to a file, without a JVM: a planted JVMPI level-2 dump (primitive
 // arrays, some of them tracked by heap=sites with a known allocation trace, some not) goes
-// through BinaryReport, whose segments are written by its background writer thread, and the
+// through BinaryReport, which converts and writes it on its dump worker thread in chunks, and the
 // file is read back by the formats reader: every array is there once, in order, with its own
 // trace serial (the batched trace lookup) and its own bytes.
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ void put_be(std::vector<char>& out, uint64_t v, int bytes) {
   for (int b = bytes - 1; b >= 0; --b) out.push_back(static_cast<char>(v >> (8 * b)));
 }
 
-TEST(BinaryHeapDump, AFileDumpWrittenInTheBackgroundReadsBackWholeWithItsTraces) {
+TEST(BinaryHeapDump, AFileDumpConvertedOnTheWorkerReadsBackWholeWithItsTraces) {
   const std::string file = std::filesystem::temp_directory_path() /
                            ("hprof_heap_dump_writer_test." + std::to_string(getpid()) + ".hprof");
   Options options;
