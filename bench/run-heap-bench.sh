@@ -206,7 +206,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     line=$(grep '^JVMTI_FLOOR' "$tmp/heapbench.err")
     f_walk=$(get walk_ms); f_cpu=$(get cpu_ms); f_bytes=$(get bytes); f_tag=$(get tag_ms)
     ff_walk=$(get file_walk_ms); ff_cpu=$(get file_cpu_ms)
-    progress "${size} GiB: floor ${f_walk} ms, to a file ${ff_walk} ms (tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
+    progress "${size} GiB: floor ${f_walk} ms (CPU ${f_cpu} ms), to a file ${ff_walk} ms (CPU ${ff_cpu} ms; tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
     echo 5 >"/proc/$jpid/clear_refs"
     rss=$(kb "$jpid" VmRSS)
     c_start=$(awk '{print $14 + $15}' "/proc/$jpid/stat")
@@ -219,8 +219,8 @@ if [[ "$what" == b || "$what" == all ]]; then
     h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
     h_size=$(stat -c %s "$tmp/hprof.hprof")
     rm -f "$tmp/hprof.hprof"
-    progress "${size} GiB: HPROF ${h_wall} s; jcmd on HPROF's JVM"
-    read -r k_wall k_self k_rss _ <<<"$(jcmd_dump "$jpid")"
+    progress "${size} GiB: HPROF ${h_wall} s (process CPU ${h_cpu} s); jcmd on HPROF's JVM"
+    read -r k_wall k_self k_rss k_size <<<"$(jcmd_dump "$jpid")"
     echo quit >&3
     exec 3>&-
     wait "$jpid" || true
@@ -238,7 +238,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
     fi
     rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed; process CPU s: $h_cpu, $(awk -v n="$objects" -v c="$h_cpu" 'BEGIN {printf "%.2f", c > 0 ? n / c / 1e6 : 0}') M objects per CPU-s)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
-    rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$j_size")")
+    rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$k_size")")
     rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
     rows+=("$(row "floor, the same walk with the bytes to a file (CPU s: $(awk -v m="$ff_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$ff_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
     floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v g="$ff_walk" -v hc="$h_cpu" -v fc="$ff_cpu" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx; HPROF / floor to a file = %.2fx (CPU: %.2fx)", s, h * 1000 / f, h * 1000 / g, hc * 1000 / fc}')")
