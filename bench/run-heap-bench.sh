@@ -237,7 +237,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     rows+=("$(row "JVMPI StreamHeapDump, level 2, to a file" "$(awk -v m="$s_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$s_rss" "$s_size")")
     rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
     fi
-    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed; process CPU s: $h_cpu, $(awk -v n="$objects" -v c="$h_cpu" 'BEGIN {printf "%.2f", c > 0 ? n / c / 1e6 : 0}') M objects per CPU-s)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
+    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed; process CPU s: $h_cpu, $(awk -v n="$objects" -v c="$h_cpu" 'BEGIN {printf "%.2f", (c > 0 ? n / c / 1e6 : 0)}') M objects per CPU-s)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
     rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$k_size")")
     rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
     rows+=("$(row "floor, the same walk with the bytes to a file (CPU s: $(awk -v m="$ff_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$ff_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
