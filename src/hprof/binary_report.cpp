@@ -544,8 +544,6 @@ class BinaryReport::HeapDump {
   std::vector<jobjectID> traced_;  // those objects, in record order
   std::vector<unsigned> traces_;   // their allocation traces
   size_t next_trace_ = 0;          // the next object trace_of meets
-  // Last, so that it stops (and converts what it holds) before the rest goes.
-  ChunkWorker worker_{[this](const char* begin, const char* end) { convert(begin, end); }};
   std::unordered_map<jobjectID, jobjectID> super_of_;
   std::unordered_map<std::string, jobjectID> class_by_name_;
   std::unordered_map<jobjectID, ClassInfo> info_of_;
@@ -556,6 +554,9 @@ class BinaryReport::HeapDump {
   const InstanceCopy* last_copy_ = nullptr;
   std::vector<uint8_t> values_;
   std::vector<hprof::Id> elements_;
+  // Last: made after everything its thread uses, and stopped (converting what it holds) before
+  // any of it goes.
+  ChunkWorker worker_{[this](const char* begin, const char* end) { convert(begin, end); }};
 };
 
 void BinaryReport::begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
