@@ -33,7 +33,7 @@ esac
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-build="${BUILD_DIR:-$repo/build}"
+build="$(cd "${BUILD_DIR:-$repo/build}" && pwd)"  # absolute: the JVM loads agents by path
 java_home="${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
 java="$java_home/bin/java"
 jcmd="$java_home/bin/jcmd"
