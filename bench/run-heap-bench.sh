@@ -13,13 +13,16 @@
 #     heap=dump,format=b on SIGQUIT (streamed; beside jcmd on the same JVM). In HPROF's JVM, before
 #     its dump, the floor: bench/heap/agents/dump_floor_agent.c, a plain JVMTI agent doing the least
 #     a JVMTI-based level-2 dump with object IDs must on an already-tagged heap (the walk with its
-#     reference/primitive callbacks, reading tags, the dump's byte volume to /dev/null), triggered
-#     by a file its agent thread polls for; the HPROF/floor ratio is printed under the table.
-#     Progress goes to stderr.
+#     reference/primitive callbacks, reading tags, the dump's byte volume to /dev/null), then the
+#     same walk writing those bytes to a real file (the page-cache copy every dump pays), triggered
+#     by a file its agent thread polls for; the HPROF/floor ratios (wall, and CPU against the
+#     file floor) are printed under the table, and HPROF's row gives its process CPU seconds and
+#     objects per CPU-second. Progress goes to stderr.
 #
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
 #              SIZES (part b: heap sizes in GiB, default "1 4"),
+#              HPROF_ONLY=1 (part b: only HPROF's JVM: the floor rows, HPROF, jcmd beside them),
 #              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args_help "$@"
@@ -30,7 +33,7 @@ esac
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-build="${BUILD_DIR:-$repo/build}"
+build="$(cd "${BUILD_DIR:-$repo/build}" && pwd)"  # absolute: the JVM loads agents by path
 java_home="${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
 java="$java_home/bin/java"
 jcmd="$java_home/bin/jcmd"
@@ -142,6 +145,8 @@ if [[ "$what" == b || "$what" == all ]]; then
     # HEAP_DUMP event (to memory, then written), jcmd again (the A/A row).
     fifo="$tmp/in"
     out="$tmp/heapbench.out"
+    get() { sed "s/.* $1=\([0-9-]*\).*/\1/" <<<"$line"; }
+    if [[ "${HPROF_ONLY:-0}" != 1 ]]; then
     rm -f "$fifo" "$out" "$tmp/jvmpi.dump"
     mkfifo "$fifo"
     progress "${size} GiB: building the heap (JVMPI bench dump agent)"
@@ -177,36 +182,45 @@ if [[ "$what" == b || "$what" == all ]]; then
     exec 3>&-
     wait "$jpid"
     rm -f "$fifo"
+    fi
 
     # Run 2: HPROF heap=dump,format=b (the streamed dump) on SIGQUIT, then jcmd on the same heap.
-    rm -f "$out" "$tmp/hprof.hprof" "$tmp/floor.trigger"
+    rm -f "$out" "$tmp/hprof.hprof" "$tmp/floor.trigger" "$tmp/floor.bin"
     mkfifo "$fifo"
     progress "${size} GiB: building the heap again (HPROF heap=dump,format=b and the floor agent)"
     LD_LIBRARY_PATH="$build/lib" "$java" -Xmx$xmx -Xms$xmx \
         -Xrunhprof:heap=dump,format=b,file="$tmp/hprof.hprof" \
-        -agentpath:"$bench/libjvmpibench_dump_floor.so=trigger=$tmp/floor.trigger" \
+        -agentpath:"$bench/libjvmpibench_dump_floor.so=trigger=$tmp/floor.trigger,file=$tmp/floor.bin" \
         -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
         $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
     jpid=$!
     exec 3>"$fifo"
     wait_line "$out" '^READY' 1 "$jpid"
+    ready=$(grep '^READY' "$out")
+    live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
+    objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
+    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
     progress "${size} GiB: the floor (tagging walk, then the timed walk of the tagged heap)"
     touch "$tmp/floor.trigger"
     wait_line "$tmp/heapbench.err" '^JVMTI_FLOOR' 1 "$jpid"
     line=$(grep '^JVMTI_FLOOR' "$tmp/heapbench.err")
     f_walk=$(get walk_ms); f_cpu=$(get cpu_ms); f_bytes=$(get bytes); f_tag=$(get tag_ms)
-    progress "${size} GiB: floor ${f_walk} ms (tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
+    ff_walk=$(get file_walk_ms); ff_cpu=$(get file_cpu_ms)
+    progress "${size} GiB: floor ${f_walk} ms (CPU ${f_cpu} ms), to a file ${ff_walk} ms (CPU ${ff_cpu} ms; tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
     echo 5 >"/proc/$jpid/clear_refs"
     rss=$(kb "$jpid" VmRSS)
+    c_start=$(awk '{print $14 + $15}' "/proc/$jpid/stat")
     start=$(now)
     kill -QUIT "$jpid"
     wait_line "$tmp/heapbench.err" 'Dumping Java heap \.\.\. done' 1 "$jpid"
     end=$(now)
+    c_end=$(awk '{print $14 + $15}' "/proc/$jpid/stat")
+    h_cpu=$(awk -v a="$c_start" -v b="$c_end" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
     h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
     h_size=$(stat -c %s "$tmp/hprof.hprof")
     rm -f "$tmp/hprof.hprof"
-    progress "${size} GiB: HPROF ${h_wall} s; jcmd on HPROF's JVM"
-    read -r k_wall k_self k_rss _ <<<"$(jcmd_dump "$jpid")"
+    progress "${size} GiB: HPROF ${h_wall} s (process CPU ${h_cpu} s); jcmd on HPROF's JVM"
+    read -r k_wall k_self k_rss k_size <<<"$(jcmd_dump "$jpid")"
     echo quit >&3
     exec 3>&-
     wait "$jpid" || true
@@ -217,14 +231,17 @@ if [[ "$what" == b || "$what" == all ]]; then
       awk -v l="$1" -v t="$2" -v j="$3" -v r="$4" -v b="$5" -v h="$heap" -v g="$target" 'BEGIN {
         printf "| %s | %s | %.2f | %.2fx | %.0f | %s | %.0f |\n", h, l, t, t / j, r / 1024, g, b / 1048576 }'
     }
+    if [[ "${HPROF_ONLY:-0}" != 1 ]]; then
     rows+=("$(row "jcmd GC.heap_dump (JVM s: $j_self)" "$j_wall" "$j_wall" "$j_rss" "$j_size")")
     rows+=("$(row "jcmd GC.heap_dump again (A/A; JVM s: $a_self)" "$a_wall" "$j_wall" "$a_rss" "$j_size")")
     rows+=("$(row "JVMPI StreamHeapDump, level 2, to a file" "$(awk -v m="$s_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$s_rss" "$s_size")")
     rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
-    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
-    rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$j_size")")
+    fi
+    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed; process CPU s: $h_cpu, $(awk -v n="$objects" -v c="$h_cpu" 'BEGIN {printf "%.2f", (c > 0 ? n / c / 1e6 : 0)}') M objects per CPU-s)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
+    rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$k_size")")
     rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
-    floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx", s, h * 1000 / f}')")
+    rows+=("$(row "floor, the same walk with the bytes to a file (CPU s: $(awk -v m="$ff_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$ff_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
+    floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v g="$ff_walk" -v hc="$h_cpu" -v fc="$ff_cpu" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx; HPROF / floor to a file = %.2fx (CPU: %.2fx)", s, h * 1000 / f, h * 1000 / g, hc * 1000 / fc}')")
     progress "${size} GiB: done"
   done
   echo "## b. Heap dumps (time: wall seconds; ratio against jcmd on the same JVM; extra RSS: peak RSS increase of the JVM while it dumps)"

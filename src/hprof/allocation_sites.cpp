@@ -112,6 +112,21 @@ bool AllocationSites::object_info(jobjectID object, unsigned* trace, jint* size)
   return true;
 }
 
+void AllocationSites::object_traces(const jobjectID* objects, size_t count,
+                                    unsigned* traces) const {
+  // How many lookups ahead the prefetch runs: enough to cover a miss to memory, few enough that
+  // the fetched lines are still cached when their turn comes.
+  constexpr size_t kAhead = 16;
+  std::lock_guard lock(mutex_);
+  apply_queued_frees();
+  for (size_t i = 0; i < count && i < kAhead; ++i) objects_.prefetch(objects[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) objects_.prefetch(objects[i + kAhead]);
+    const TrackedObject* tracked = objects_.find(objects[i]);
+    traces[i] = tracked != nullptr ? sites_[tracked->site].key.trace : 0u;
+  }
+}
+
 void AllocationSites::clear_counts() {
   std::lock_guard lock(mutex_);
   apply_queued_frees();

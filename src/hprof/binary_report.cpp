@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "chunk_worker.h"
 #include "jvmpi_dump_reader.h"
 
 namespace hprof::agent {
@@ -314,9 +315,15 @@ class BinaryReport::HeapDump {
     visitor_.instance = [this](const DumpInstance& i) { instance(i); };
     visitor_.object_array = [this](const DumpObjectArray& a) { object_array(a); };
     visitor_.primitive_array = [this](const DumpPrimitiveArray& a) { primitive_array(a); };
+    traced_objects_.instance = [this](const DumpInstance& i) { traced_.push_back(i.id); };
+    traced_objects_.object_array = [this](const DumpObjectArray& a) { traced_.push_back(a.id); };
+    traced_objects_.primitive_array = [this](const DumpPrimitiveArray& a) {
+      traced_.push_back(a.id);
+    };
   }
 
   void add_classes(const JVMPIExt_DumpClass* classes, jint count) {
+    worker_.wait_idle();  // the records before these classes are converted with what was known
     bool unknown = false;
     for (jint i = 0; i < count; ++i) {
       super_of_[classes[i].class_id] = classes[i].super_id;
@@ -334,13 +341,28 @@ class BinaryReport::HeapDump {
     }
   }
 
-  void records(const char* begin, const char* end) {
+  // Converts and writes the records on the worker's thread, in order: the heap walk that made
+  // them goes on meanwhile (the conversion and the file write take another CPU).
+  void records(const char* begin, const char* end) { worker_.add(begin, end); }
+  bool failed() { return worker_.failed(); }
+
+  void finish() {
+    worker_.finish();
+    heap_->finish();
+  }
+
+ private:
+  void convert(const char* begin, const char* end) {
+    // The objects' allocation traces are looked up all at once first (one lock, the table's
+    // memory fetched ahead), then the records are converted in the same order.
+    traced_.clear();
+    read_heap_dump(begin, end, level_, classes_, traced_objects_);
+    traces_.resize(traced_.size());
+    sites_.object_traces(traced_.data(), traced_.size(), traces_.data());
+    next_trace_ = 0;
     read_heap_dump(begin, end, level_, classes_, visitor_);
   }
 
-  void finish() { heap_->finish(); }
-
- private:
   void add_class_info(jobjectID id, ClassInfo info) {
     class_by_name_.emplace(info.name, id);
     info_of_.emplace(id, std::move(info));
@@ -367,7 +389,9 @@ class BinaryReport::HeapDump {
     return it->second;
   }
 
-  unsigned trace_of(jobjectID id) const {
+  // The objects of the records being converted come in the order records() looked them up.
+  unsigned trace_of(jobjectID id) {
+    if (next_trace_ < traced_.size() && traced_[next_trace_] == id) return traces_[next_trace_++];
     unsigned trace = 0;
     jint size = 0;
     return sites_.object_info(id, &trace, &size) ? trace : 0u;
@@ -516,6 +540,10 @@ class BinaryReport::HeapDump {
   const AllocationSites& sites_;
   std::optional<hprof::HeapDumpWriter> heap_;
   DumpVisitor visitor_;
+  DumpVisitor traced_objects_;     // collects the objects of a batch of records
+  std::vector<jobjectID> traced_;  // those objects, in record order
+  std::vector<unsigned> traces_;   // their allocation traces
+  size_t next_trace_ = 0;          // the next object trace_of meets
   std::unordered_map<jobjectID, jobjectID> super_of_;
   std::unordered_map<std::string, jobjectID> class_by_name_;
   std::unordered_map<jobjectID, ClassInfo> info_of_;
@@ -526,6 +554,9 @@ class BinaryReport::HeapDump {
   const InstanceCopy* last_copy_ = nullptr;
   std::vector<uint8_t> values_;
   std::vector<hprof::Id> elements_;
+  // Last: made after everything its thread uses, and stopped (converting what it holds) before
+  // any of it goes.
+  ChunkWorker worker_{[this](const char* begin, const char* end) { convert(begin, end); }};
 };
 
 void BinaryReport::begin_heap_dump(int level, const ClassTable& classes, const ThreadTable& threads,
@@ -545,7 +576,7 @@ bool BinaryReport::heap_dump_records(const char* begin, const char* end) {
   // would deadlock). Every other writer waits for the lock meanwhile.
   if (!dump_) return false;
   dump_->records(begin, end);
-  return !sink_->failed();
+  return !sink_->failed() && !dump_->failed();
 }
 
 void BinaryReport::end_heap_dump() {

@@ -45,6 +45,10 @@ const TrackedObject* ObjectHashTable::find(jobjectID object) const {
   return slot.key == nullptr ? nullptr : &slot.value;
 }
 
+void ObjectHashTable::prefetch(jobjectID object) const {
+  if (object != nullptr && !slots_.empty()) __builtin_prefetch(&slots_[home(object)]);
+}
+
 bool ObjectHashTable::remove(jobjectID object, TrackedObject* removed) {
   if (object == nullptr || slots_.empty()) return false;
   const size_t mask = slots_.size() - 1;

@@ -22,6 +22,8 @@ class ObjectHashTable {
   void put(jobjectID object, TrackedObject value);
   // The entry for `object`, or nullptr. Valid until the next put or remove.
   const TrackedObject* find(jobjectID object) const;
+  // Starts fetching the slot where find(object) begins its probe (a hint).
+  void prefetch(jobjectID object) const;
   // Removes `object`; returns whether it was there, and its entry in `removed`.
   bool remove(jobjectID object, TrackedObject* removed);
   size_t size() const { return size_; }

@@ -131,6 +131,20 @@ const TrackedObject* ObjectTable::find(jobjectID object) const {
   return chunk != nullptr && chunk->has(slot) ? &chunk->slots[slot] : nullptr;
 }
 
+void ObjectTable::prefetch(jobjectID object) const {
+  if (object == nullptr) return;
+  uint64_t number = 0;
+  size_t slot = 0;
+  if (!young_place(object, &number, &slot)) {
+    old_.prefetch(object);
+    return;
+  }
+  const Chunk* chunk = chunk_at(number);
+  if (chunk == nullptr) return;
+  __builtin_prefetch(&chunk->used[slot / 64]);
+  __builtin_prefetch(&chunk->slots[slot]);
+}
+
 bool ObjectTable::remove(jobjectID object, TrackedObject* removed) {
   if (object == nullptr) return false;
   uint64_t number = 0;

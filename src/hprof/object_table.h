@@ -30,6 +30,8 @@ class ObjectTable {
   void put(jobjectID object, TrackedObject value);
   // The entry for `object`, or nullptr. Valid until the next put or remove.
   const TrackedObject* find(jobjectID object) const;
+  // Starts fetching the memory find(object) will read (a hint; no effect on the contents).
+  void prefetch(jobjectID object) const;
   // Removes `object`; returns whether it was there, and its entry in `removed`.
   bool remove(jobjectID object, TrackedObject* removed);
   size_t size() const { return young_live_ + old_.size(); }
