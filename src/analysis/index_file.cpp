@@ -181,9 +181,9 @@ constexpr size_t kSummaryCounts = 10;
 
 std::vector<uint8_t> encode_summary(const IndexSummary& s) {
   std::vector<uint8_t> out;
-  for (uint64_t v : {s.instances, s.object_arrays, s.primitive_arrays, s.classes, s.gc_roots,
-                     s.shallow_bytes, s.reachable_objects, s.reachable_bytes,
-                     s.unreachable_objects, s.unreachable_bytes})
+  for (uint64_t v :
+       {s.instances, s.object_arrays, s.primitive_arrays, s.classes, s.gc_roots, s.shallow_bytes,
+        s.reachable_objects, s.reachable_bytes, s.unreachable_objects, s.unreachable_bytes})
     put_u64(out, v);
   for (const IndexSummary::ClassTotals& k : s.per_class) {
     put_u64(out, k.instances);
@@ -200,8 +200,8 @@ std::optional<IndexSummary> decode_summary(std::span<const uint8_t> data, uint64
   if (data.size() != 8 * (kSummaryCounts + 3 * classes)) return std::nullopt;
   MetaReader r(data);
   IndexSummary s;
-  for (uint64_t* v : {&s.instances, &s.object_arrays, &s.primitive_arrays, &s.classes,
-                      &s.gc_roots, &s.shallow_bytes, &s.reachable_objects, &s.reachable_bytes,
+  for (uint64_t* v : {&s.instances, &s.object_arrays, &s.primitive_arrays, &s.classes, &s.gc_roots,
+                      &s.shallow_bytes, &s.reachable_objects, &s.reachable_bytes,
                       &s.unreachable_objects, &s.unreachable_bytes})
     *v = r.u64();
   s.per_class.resize(classes);

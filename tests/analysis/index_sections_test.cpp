@@ -1,7 +1,8 @@
-// The saved index's per-section checks (index format v3): reopen checks the header (with the
-// section table) and the class section only; every other section is checked on its first use, and
-// one that fails is reported on stderr once and the index rebuilt from the dump (saved again,
-// byte for byte the index first built). An index of format v2 is stale: rebuilt, never misread.
+// The saved index's per-section checks (index format v3, v4): reopen checks the header (with the
+// section table) and the small class and summary sections only; every other section is checked
+// on its first use, and one that fails is reported on stderr once and the index rebuilt from the
+// dump (saved again, byte for byte the index first built). An index of format v2 is stale:
+// rebuilt, never misread.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -217,12 +218,14 @@ class ChecksumV2 {
   uint64_t h_ = 0xcbf29ce484222325ull;
 };
 
-// The v3 index's sections under a v2 header: the same fields up to the section table (112
-// bytes), then {offset, bytes} per section and the v2 checksum. The bytes between the shorter v2
-// header and the first section are zero; v2 did not read them.
+// The index's first eleven sections (v2 had no summary section) under a v2 header: the same
+// fields up to the section table (112 bytes), then {offset, bytes} per section and the v2
+// checksum. The bytes between the shorter v2 header and the first section are zero; v2 did not
+// read them.
 std::vector<char> as_version_2(const std::vector<char>& v3, const std::string& v3_path) {
+  static_assert(analysis::detail::kSummary == 11, "v2's eleven sections come first");
   const auto layout = analysis::detail::index_file_layout(v3_path);
-  EXPECT_EQ(layout.size(), 12u);
+  EXPECT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
   std::vector<char> out = v3;
   constexpr size_t kTable = 112, kChecksumAt = 40;
   const size_t v2_header = kTable + 11 * 16;
@@ -248,13 +251,13 @@ TEST(IndexSections, VersionTwoIndexIsStaleAndRebuilt) {
   Chain chain;
   Saved s = save(chain, "v2.hprof");
   write_file(s.index, as_version_2(s.original, s.index));
-  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v3 index
+  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v4 index
   testing::internal::CaptureStderr();
   auto d = HeapDump::open(s.dump);
   EXPECT_FALSE(d->summary().index_reused);
   EXPECT_EQ(d->object(chain.nodes[5])->retained_bytes, retained_by(5));
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // stale, not corrupt: nothing said
-  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v3
+  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v4
   EXPECT_TRUE(HeapDump::open(s.dump)->summary().index_reused);
 }
 
