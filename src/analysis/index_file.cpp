@@ -1,11 +1,11 @@
 // The saved index: DUMP.jvmprof-index, a header and twelve 8-byte-aligned sections in host byte
 // order, mapped back on reopen. The header (with the section table, each section's checksum in
 // it) has its own checksum, checked on reopen with the small class and summary sections; every
-// other section
-// is checked (checksum, then the ranges of what it holds) on its first use, once (HeapIndex's
-// accessors), so reopening reads only what the queries need. Valid only for the dump of the
-// recorded size and mtime and for this format version; anything else, or any inconsistency at
-// reopen, means "rebuild"; a section failing its check later is reported and the index rebuilt.
+// other section is checked (checksum, then the ranges of what it holds) on its first use, once
+// (HeapIndex's accessors), so reopening reads only what the queries need. Valid only for the
+// dump of the recorded size and mtime and for this format version; anything else, or any
+// inconsistency at reopen, means "rebuild"; a section failing its check later is reported and
+// the index rebuilt.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
