@@ -190,43 +190,16 @@ uint64_t HeapDump::Impl::reachable_bytes() const {
   return total;
 }
 
+// From the index's summary (computed when it was built, saved with it): no walk here.
 const std::vector<ClassStats>& HeapDump::Impl::class_stats() const {
   std::lock_guard lock(lazy_mu);
   if (histogram_) return *histogram_;
   const auto& classes = ix().classes;
+  const auto& totals = ix().summary.per_class;
   auto stats = std::make_unique<std::vector<ClassStats>>(classes.size());
-  for (size_t k = 0; k < classes.size(); ++k) (*stats)[k].name = classes[k].name;
-  const uint32_t n = ix().node_count;
-  const auto node_class = ix().node_class();
-  const auto size8 = ix().node_size8();
-  const auto retained = ix().retained();
-  for (uint32_t v = 0; v < n; ++v) {
-    ClassStats& s = (*stats)[node_class[v]];
-    ++s.instances;
-    s.shallow_bytes += uint64_t{size8[v]} * 8;
-  }
-  // Retained bytes per class: a depth-first walk of the dominator tree counting, per class, the
-  // instances on the current branch; an instance with none of its class above it is counted.
-  const Tree& t = tree();
-  std::vector<uint32_t> active(classes.size(), 0);
-  struct Frame {
-    uint32_t node;
-    uint32_t next;
-  };
-  std::vector<Frame> stack;
-  stack.push_back({n, t.begin[n]});
-  while (!stack.empty()) {
-    Frame& f = stack.back();
-    if (f.next == t.begin[f.node + 1]) {
-      if (f.node != n) --active[node_class[f.node]];
-      stack.pop_back();
-      continue;
-    }
-    uint32_t c = t.child[f.next++];
-    uint32_t k = node_class[c];
-    if (active[k]++ == 0) (*stats)[k].retained_bytes += retained[c];
-    stack.push_back({c, t.begin[c]});
-  }
+  for (size_t k = 0; k < classes.size(); ++k)
+    (*stats)[k] = {classes[k].name, totals[k].instances, totals[k].shallow_bytes,
+                   totals[k].retained_bytes};
   histogram_ = std::move(stats);
   return *histogram_;
 }
@@ -269,41 +242,20 @@ DumpSummary HeapDump::summary() const {
   s.file_bytes = impl_->file_bytes;
   s.gzip = impl_->gzip;
   s.text_dump = impl_->text_dump;
+  // The counts come from the index's summary, computed when it was built (index_summary.cpp):
+  // a reopened dump answers without reading its 20 bytes per object.
+  const detail::IndexSummary& saved = ix.summary;
   s.objects = ix.node_count;
-  const auto size8 = ix.node_size8();
-  const auto idom = ix.idom();
-  for (uint32_t v = 0; v < ix.node_count; ++v) {
-    const uint64_t size = uint64_t{size8[v]} * 8;
-    s.shallow_bytes += size;
-    if (idom[v] == kNone) {
-      ++s.unreachable_objects;
-      s.unreachable_bytes += size;
-    } else {
-      ++s.reachable_objects;
-      s.reachable_bytes += size;
-    }
-  }
-  for (const auto& k : ix.classes)
-    if (k.object != kNone) ++s.classes;
-  const auto node_class = ix.node_class();
-  for (uint32_t v = 0; v < ix.node_count; ++v) {
-    switch (ix.classes[node_class[v]].kind) {
-      case detail::ClassKind::kObjectArray:
-        ++s.object_arrays;
-        break;
-      case detail::ClassKind::kPrimitiveArray:
-        ++s.primitive_arrays;
-        break;
-      default:
-        break;
-    }
-  }
-  s.instances = s.objects - s.object_arrays - s.primitive_arrays - s.classes;
-  std::vector<uint32_t> root_nodes;
-  for (const auto& r : ix.roots()) root_nodes.push_back(r.node);
-  std::sort(root_nodes.begin(), root_nodes.end());
-  s.gc_roots =
-      static_cast<uint64_t>(std::unique(root_nodes.begin(), root_nodes.end()) - root_nodes.begin());
+  s.instances = saved.instances;
+  s.object_arrays = saved.object_arrays;
+  s.primitive_arrays = saved.primitive_arrays;
+  s.classes = saved.classes;
+  s.gc_roots = saved.gc_roots;
+  s.shallow_bytes = saved.shallow_bytes;
+  s.reachable_objects = saved.reachable_objects;
+  s.reachable_bytes = saved.reachable_bytes;
+  s.unreachable_objects = saved.unreachable_objects;
+  s.unreachable_bytes = saved.unreachable_bytes;
   s.weakly_reachable_objects = ix.counts.weakly_reachable;
   // Last: a section that failed its check above had the index rebuilt.
   s.index_reused = impl_->index_reused && !ix.rebuilt();

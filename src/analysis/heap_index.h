@@ -58,6 +58,24 @@ struct IndexCounts {
   uint64_t weakly_reachable = 0;
 };
 
+// What summary() and the class histogram report, a pure function of the index: computed once
+// when the index is built (summarize_index, walking every object and the dominator tree) and
+// saved with it (the summary section), so a reopened dump answers them without that walk.
+struct IndexSummary {
+  uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
+  uint64_t gc_roots = 0;  // distinct objects named by root records
+  uint64_t shallow_bytes = 0;
+  uint64_t reachable_objects = 0, reachable_bytes = 0;
+  uint64_t unreachable_objects = 0, unreachable_bytes = 0;
+  struct ClassTotals {
+    uint64_t instances = 0, shallow_bytes = 0;
+    uint64_t retained_bytes = 0;  // its instances with no instance of it above them
+    bool operator==(const ClassTotals&) const = default;
+  };
+  std::vector<ClassTotals> per_class;  // by class index
+  bool operator==(const IndexSummary&) const = default;
+};
+
 // The sections of an index file, in the order of its section table.
 enum IndexSection : int {
   kNodeOffset,
@@ -71,6 +89,7 @@ enum IndexSection : int {
   kRetained,
   kMeta,
   kIdTable,
+  kSummary,
   kSectionCount
 };
 
@@ -99,6 +118,7 @@ struct HeapIndex {
   uint32_t node_count = 0;
   std::vector<ClassInfo> classes;
   uint32_t class_class = kNone;  // java.lang.Class
+  IndexSummary summary;          // built with the index, or read from its summary section
 
   // The node and edge sections. Each accessor checks its section first if it is unchecked (an
   // atomic load otherwise): hot loops take the span once.
@@ -228,6 +248,10 @@ class IndexBuilder {
 // (see IndexBuilder). Throws Error on malformed input.
 HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
                       const std::string& index_path, bool save, const DumpIdentity& dump);
+// The summary of `index` computed from its node sections and dominator tree: every object is
+// visited (and the tree built, 8 bytes per object while it runs). The builder of the saved
+// summary section, and the reference the tests compare that section with.
+IndexSummary summarize_index(const HeapIndex& index);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
 // Where the header and each IndexSection of the saved index at `path` lie, as {offset, bytes}

@@ -1,10 +1,11 @@
-// The saved index: DUMP.jvmprof-index, a header and eleven 8-byte-aligned sections in host byte
+// The saved index: DUMP.jvmprof-index, a header and twelve 8-byte-aligned sections in host byte
 // order, mapped back on reopen. The header (with the section table, each section's checksum in
-// it) has its own checksum, checked on reopen with the small class section; every other section
-// is checked (checksum, then the ranges of what it holds) on its first use, once (HeapIndex's
-// accessors), so reopening reads only what the queries need. Valid only for the dump of the
-// recorded size and mtime and for this format version; anything else, or any inconsistency at
-// reopen, means "rebuild"; a section failing its check later is reported and the index rebuilt.
+// it) has its own checksum, checked on reopen with the small class and summary sections; every
+// other section is checked (checksum, then the ranges of what it holds) on its first use, once
+// (HeapIndex's accessors), so reopening reads only what the queries need. Valid only for the
+// dump of the recorded size and mtime and for this format version; anything else, or any
+// inconsistency at reopen, means "rebuild"; a section failing its check later is reported and
+// the index rebuilt.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "analysis.h"
@@ -26,9 +28,10 @@ namespace analysis::detail {
 namespace {
 
 constexpr char kMagic[8] = {'J', 'V', 'M', 'P', 'I', 'D', 'X', '\n'};
-constexpr uint32_t kVersion = 3;  // 2: the id table section; 3: a checksum per section
+// 2: the id table section; 3: a checksum per section; 4: the summary section.
+constexpr uint32_t kVersion = 4;
 constexpr uint32_t kEndianMark = 0x01020304;
-constexpr int kSections = 11;
+constexpr int kSections = 12;
 static_assert(kSections == kSectionCount);
 
 struct Section {
@@ -172,6 +175,51 @@ class MetaReader {
   size_t pos_ = 0;
   bool ok_ = true;
 };
+
+// The summary section: the counts, then instances, shallow and retained bytes per class.
+constexpr size_t kSummaryCounts = 10;
+
+std::vector<uint8_t> encode_summary(const IndexSummary& s) {
+  std::vector<uint8_t> out;
+  for (uint64_t v :
+       {s.instances, s.object_arrays, s.primitive_arrays, s.classes, s.gc_roots, s.shallow_bytes,
+        s.reachable_objects, s.reachable_bytes, s.unreachable_objects, s.unreachable_bytes})
+    put_u64(out, v);
+  for (const IndexSummary::ClassTotals& k : s.per_class) {
+    put_u64(out, k.instances);
+    put_u64(out, k.shallow_bytes);
+    put_u64(out, k.retained_bytes);
+  }
+  return out;
+}
+
+// Empty unless `data` is a summary of `classes` classes that adds up for `node_count` objects
+// (a checksum collision or a bug must not show numbers that contradict each other).
+std::optional<IndexSummary> decode_summary(std::span<const uint8_t> data, uint64_t node_count,
+                                           uint64_t classes) {
+  if (data.size() != 8 * (kSummaryCounts + 3 * classes)) return std::nullopt;
+  MetaReader r(data);
+  IndexSummary s;
+  for (uint64_t* v : {&s.instances, &s.object_arrays, &s.primitive_arrays, &s.classes, &s.gc_roots,
+                      &s.shallow_bytes, &s.reachable_objects, &s.reachable_bytes,
+                      &s.unreachable_objects, &s.unreachable_bytes})
+    *v = r.u64();
+  s.per_class.resize(classes);
+  uint64_t instances = 0, shallow = 0;
+  for (IndexSummary::ClassTotals& k : s.per_class) {
+    k.instances = r.u64();
+    k.shallow_bytes = r.u64();
+    k.retained_bytes = r.u64();
+    instances += k.instances;
+    shallow += k.shallow_bytes;
+  }
+  if (!r.ok() || !r.at_end() || instances != node_count || shallow != s.shallow_bytes ||
+      s.instances + s.object_arrays + s.primitive_arrays + s.classes != node_count ||
+      s.reachable_objects + s.unreachable_objects != node_count ||
+      s.reachable_bytes + s.unreachable_bytes != s.shallow_bytes || s.gc_roots > node_count)
+    return std::nullopt;
+  return s;
+}
 
 template <typename T>
 std::span<const uint8_t> bytes_of(std::span<const T> s) {
@@ -355,17 +403,20 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
   x.id_table = id_table();
   x.weak_edges = index.owned->weak_edges;
   x.roots = index.owned->roots;
+  // Before the spans are handed out to queries: walked once here, saved below, read on reopen.
+  index.summary = summarize_index(index);
   if (saving()) {
     // The small sections follow the references; then the header, with each section's checksum
     // and its own.
     std::vector<uint8_t> meta = encode_meta(index);
+    std::vector<uint8_t> summary = encode_summary(index.summary);
     std::span<const uint8_t> parts[kSections] = {
         bytes_of(x.node_offset), bytes_of(x.node_class),
         bytes_of(x.node_size8),  bytes_of(x.edge_begin),
         bytes_of(x.edge_target), bytes_of(x.weak_edges),
         bytes_of(x.roots),       bytes_of(x.idom),
         bytes_of(x.retained),    std::span<const uint8_t>(meta),
-        bytes_of(x.id_table)};
+        bytes_of(x.id_table),    std::span<const uint8_t>(summary)};
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);
     h.version = kVersion;
@@ -385,7 +436,7 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
       h.sections[i] = {offset_[i], parts[i].size(), checksum_of(parts[i])};
     uint64_t at = align8(offset_[kEdgeTarget] + 4 * edge_count);
     bool ok = true;
-    for (IndexSection i : {kWeakEdges, kRoots, kMeta}) {
+    for (IndexSection i : {kWeakEdges, kRoots, kMeta, kSummary}) {
       h.sections[i].offset = at;
       static const uint8_t zeros[8] = {};
       const uint64_t pad = align8(parts[i].size()) - parts[i].size();
@@ -408,7 +459,7 @@ namespace {
 const char* const kSectionNames[kSections] = {
     "object offsets", "object classes",  "object sizes", "reference starts",
     "references",     "weak references", "GC roots",     "dominators",
-    "retained sizes", "classes",         "id table"};
+    "retained sizes", "classes",         "id table",     "summary"};
 
 // Sums `section` (a whole number of T) in pieces of 8192 elements, each piece handed to
 // `valid` (its elements in range?) while still in cache. False at the first bad piece or if the
@@ -636,11 +687,21 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
       return nullptr;
   }
   if (!meta.ok() || !meta.at_end()) return nullptr;
+  // The summary section, as small as the class table, is checked here too.
+  const Section& summary_section = h.sections[kSummary];
+  const std::span<const uint8_t> summary_bytes =
+      bytes.subspan(summary_section.offset, summary_section.bytes);
+  if (checksum_of(summary_bytes) != summary_section.checksum ||
+      !padding_zero(bytes, summary_section))
+    return nullptr;
+  std::optional<IndexSummary> summary = decode_summary(summary_bytes, n, h.class_count);
+  if (!summary) return nullptr;
+  index->summary = std::move(*summary);
   index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4]};
   index->lazy = std::make_unique<LazySections>();
   index->lazy->path = path;
   for (int i = 0; i < kSections; ++i) index->lazy->checksum[i] = h.sections[i].checksum;
-  index->lazy->unchecked.store(((1u << kSections) - 1) & ~(1u << kMeta));
+  index->lazy->unchecked.store(((1u << kSections) - 1) & ~(1u << kMeta) & ~(1u << kSummary));
   index->mapped = std::move(file);
   return index;
 }

@@ -1,10 +1,12 @@
-// The saved index's per-section checks (index format v3): reopen checks the header (with the
-// section table) and the class section only; every other section is checked on its first use, and
-// one that fails is reported on stderr once and the index rebuilt from the dump (saved again,
-// byte for byte the index first built). An index of format v2 is stale: rebuilt, never misread.
+// The saved index's per-section checks (index format v3, v4): reopen checks the header (with the
+// section table) and the small class and summary sections only; every other section is checked
+// on its first use, and one that fails is reported on stderr once and the index rebuilt from the
+// dump (saved again, byte for byte the index first built). An index of format v2 is stale:
+// rebuilt, never misread.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -217,12 +219,14 @@ class ChecksumV2 {
   uint64_t h_ = 0xcbf29ce484222325ull;
 };
 
-// The v3 index's sections under a v2 header: the same fields up to the section table (112
-// bytes), then {offset, bytes} per section and the v2 checksum. The bytes between the shorter v2
-// header and the first section are zero; v2 did not read them.
+// The index's first eleven sections (v2 had no summary section) under a v2 header: the same
+// fields up to the section table (112 bytes), then {offset, bytes} per section and the v2
+// checksum. The bytes between the shorter v2 header and the first section are zero; v2 did not
+// read them.
 std::vector<char> as_version_2(const std::vector<char>& v3, const std::string& v3_path) {
+  static_assert(analysis::detail::kSummary == 11, "v2's eleven sections come first");
   const auto layout = analysis::detail::index_file_layout(v3_path);
-  EXPECT_EQ(layout.size(), 12u);
+  EXPECT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
   std::vector<char> out = v3;
   constexpr size_t kTable = 112, kChecksumAt = 40;
   const size_t v2_header = kTable + 11 * 16;
@@ -248,13 +252,82 @@ TEST(IndexSections, VersionTwoIndexIsStaleAndRebuilt) {
   Chain chain;
   Saved s = save(chain, "v2.hprof");
   write_file(s.index, as_version_2(s.original, s.index));
-  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v3 index
+  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v4 index
   testing::internal::CaptureStderr();
   auto d = HeapDump::open(s.dump);
   EXPECT_FALSE(d->summary().index_reused);
   EXPECT_EQ(d->object(chain.nodes[5])->retained_bytes, retained_by(5));
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // stale, not corrupt: nothing said
-  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v3
+  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v4
+  EXPECT_TRUE(HeapDump::open(s.dump)->summary().index_reused);
+}
+
+// ---- format v3 (before the summary section), written here as that version wrote it ----
+
+// v3's (and v4's) checksum: FNV-style mixing of 8-byte words in four lanes, the tail zero-padded
+// to a 32-byte block, the lanes folded with the length.
+uint64_t checksum_v3(const char* p, size_t size) {
+  auto mix = [](uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+  };
+  uint64_t lanes[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull,
+                       0x7f4a7c159e3779b9ull};
+  for (size_t at = 0; at < size; at += 32) {
+    char block[32] = {};
+    std::memcpy(block, p + at, std::min<size_t>(32, size - at));
+    for (int i = 0; i < 4; ++i) {
+      uint64_t w;
+      std::memcpy(&w, block + 8 * i, 8);
+      lanes[i] = mix(lanes[i], w);
+    }
+  }
+  uint64_t h = size;
+  for (uint64_t lane : lanes) h = mix(h, lane);
+  return mix(h, size);
+}
+
+// The v4 index without its summary section, under a v3 header: the same fields up to the
+// section table (112 bytes), the first eleven {offset, bytes, checksum} entries, the header
+// checksum over those 376 bytes; the file ends where the summary section began.
+std::vector<char> as_version_3(const std::vector<char>& v4, const std::string& v4_path) {
+  static_assert(analysis::detail::kSummary == 11, "v3's eleven sections come first");
+  const auto layout = analysis::detail::index_file_layout(v4_path);
+  EXPECT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  constexpr size_t kTable = 112, kIndexSizeAt = 32, kChecksumAt = 40, kHeader = kTable + 11 * 24;
+  const uint64_t end = layout[1 + analysis::detail::kSummary].first;
+  std::vector<char> out(v4.begin(), v4.begin() + static_cast<std::ptrdiff_t>(end));
+  std::fill(out.begin() + kHeader, out.begin() + static_cast<std::ptrdiff_t>(layout[0].second), 0);
+  const uint32_t version = 3;
+  std::memcpy(out.data() + 8, &version, 4);
+  std::memcpy(out.data() + kIndexSizeAt, &end, 8);
+  std::memset(out.data() + kChecksumAt, 0, 8);
+  const uint64_t checksum = checksum_v3(out.data(), kHeader);
+  std::memcpy(out.data() + kChecksumAt, &checksum, 8);
+  return out;
+}
+
+// The checksum above is the format's own: the v4 header, so summed, gives its stored checksum.
+TEST(IndexSections, VersionThreeIndexIsStaleAndRebuilt) {
+  Chain chain;
+  Saved s = save(chain, "v3.hprof");
+  const auto layout = analysis::detail::index_file_layout(s.index);
+  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  std::vector<char> header(s.original.begin(),
+                           s.original.begin() + static_cast<std::ptrdiff_t>(layout[0].second));
+  uint64_t stored;
+  std::memcpy(&stored, header.data() + 40, 8);
+  std::memset(header.data() + 40, 0, 8);
+  ASSERT_EQ(checksum_v3(header.data(), header.size()), stored) << "the test's checksum is v4's";
+
+  write_file(s.index, as_version_3(s.original, s.index));
+  EXPECT_TRUE(analysis::detail::index_file_layout(s.index).empty());  // not a v4 index
+  testing::internal::CaptureStderr();
+  auto d = HeapDump::open(s.dump);
+  EXPECT_FALSE(d->summary().index_reused);
+  EXPECT_EQ(d->object(chain.nodes[7])->retained_bytes, retained_by(7));
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // stale, not corrupt: nothing said
+  EXPECT_EQ(read_file(s.index), s.original);              // rebuilt as v4
   EXPECT_TRUE(HeapDump::open(s.dump)->summary().index_reused);
 }
 

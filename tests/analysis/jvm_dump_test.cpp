@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "child_process.h"
 #include "jvm_dumps.h"
+#include "summary_check.h"
 
 using analysis::HeapDump;
 
@@ -293,6 +294,8 @@ TEST_P(JcmdDump, PlantedFactsHistogramAndDiff) {
   auto reopened = HeapDump::open(dumps.before);
   EXPECT_TRUE(reopened->summary().index_reused);
   check_planted_structure(*reopened, true);
+  // The reopened summary and histogram (the index's saved summary) equal walking the index.
+  analysis_test::expect_saved_summary_equals_walked(dumps.before);
 
   // After one "grow": exactly GROW more leaks, entries and keys.
   auto after = HeapDump::open(dumps.after);
@@ -326,6 +329,7 @@ TEST(HprofDump, PlantedFacts) {
   auto d = HeapDump::open(dump.path);
   check_planted_structure(*d, false);
   check_object_view(d);  // here: each dump is made and read by one test (ctest -j runs them apart)
+  analysis_test::expect_saved_summary_equals_walked(dump.path);
 }
 
 // The object view on the binary dump: WeakTarget's primitive field holds the planted 7; it is
