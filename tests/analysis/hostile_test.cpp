@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
 using analysis_test::SyntheticDump;
@@ -18,9 +19,7 @@ using hprof::Value;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  std::string dir = testing::TempDir() + "analysis-hostile-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  return analysis_test::temp_path("hostile", name);
 }
 
 void write(const std::string& path, const std::vector<uint8_t>& bytes) {

@@ -15,38 +15,20 @@
 #include "analysis.h"
 #include "heap_index.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
+using analysis_test::flip_byte;
+using analysis_test::read_file;
 using analysis_test::SyntheticDump;
+using analysis_test::temp_path;
+using analysis_test::write_file;
 using hprof::BasicType;
 using hprof::Value;
 
 namespace {
 
 constexpr const char* kCorrupt = "section is corrupt";
-
-std::string temp_dir() {
-  std::string dir = testing::TempDir() + "analysis-sections-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::vector<char> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const std::string& path, const std::vector<char>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-void flip_byte(const std::string& path, uint64_t at) {
-  std::vector<char> bytes = read_file(path);
-  ASSERT_LT(at, bytes.size());
-  bytes[at] = static_cast<char>(bytes[at] ^ 0x5A);
-  write_file(path, bytes);
-}
 
 // A chain of 3000 instances held by one root, every third with an int[] beside it.
 struct Chain {
@@ -78,7 +60,7 @@ struct Saved {
 };
 
 Saved save(const Chain& chain, const std::string& name) {
-  Saved s{temp_dir() + "/" + name, "", {}};
+  Saved s{temp_path("sections", name), "", {}};
   s.index = s.dump + ".jvmprof-index";
   std::filesystem::remove(s.index);
   chain.dump.write(s.dump);
@@ -95,14 +77,19 @@ uint64_t retained_by(int i) {
   return bytes;
 }
 
+// Flips the byte 1/`part` of the way into SECTION of a v4 index longer than `more_than` bytes.
+void flip_in_section(const std::string& index, size_t section, uint64_t part, uint64_t more_than) {
+  const auto layout = analysis::detail::index_file_layout(index);
+  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
+  const auto [at, bytes] = layout[1 + section];
+  ASSERT_GT(bytes, more_than);
+  flip_byte(index, at + bytes / part);
+}
+
 TEST(IndexSections, CorruptIdTableIsFoundAtItsFirstLookupAndTheIndexRebuilt) {
   Chain chain;
   Saved s = save(chain, "idtable.hprof");
-  const auto layout = analysis::detail::index_file_layout(s.index);
-  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
-  const auto [table_at, table_bytes] = layout[1 + analysis::detail::kIdTable];
-  ASSERT_GT(table_bytes, 4000u);
-  flip_byte(s.index, table_at + table_bytes / 2);
+  flip_in_section(s.index, analysis::detail::kIdTable, 2, 4000);
 
   auto d = HeapDump::open(s.dump);
   testing::internal::CaptureStderr();
@@ -139,11 +126,7 @@ TEST(IndexSections, CorruptIdTableIsFoundAtItsFirstLookupAndTheIndexRebuilt) {
 TEST(IndexSections, ThreadsMeetingACorruptSectionRebuildOnce) {
   Chain chain;
   Saved s = save(chain, "threads.hprof");
-  const auto layout = analysis::detail::index_file_layout(s.index);
-  ASSERT_EQ(layout.size(), 1u + analysis::detail::kSectionCount);
-  const auto [at, bytes] = layout[1 + analysis::detail::kEdgeTarget];
-  ASSERT_GT(bytes, 0u);
-  flip_byte(s.index, at + bytes / 3);
+  flip_in_section(s.index, analysis::detail::kEdgeTarget, 3, 0);
   auto d = HeapDump::open(s.dump);
   testing::internal::CaptureStderr();
   std::vector<std::thread> threads;
