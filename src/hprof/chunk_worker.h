@@ -101,7 +101,7 @@ class ChunkWorker {
       try {
         process_(chunk.data(), chunk.data() + chunk.size());
       } catch (const std::exception&) {
-        ok = false;  // e.g. no memory: the rest is dropped, and the caller told (failed())
+        ok = false;  // e.g. no memory: this chunk is lost, the caller is told (failed())
       }
       lock.lock();
       if (!ok) failed_ = true;

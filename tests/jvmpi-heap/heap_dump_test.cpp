@@ -521,9 +521,9 @@ TEST_P(HeapDumpTest, InstanceCountsMatchTheJvmsHprofDump) {
 
 // Roots decide what a heap analyzer finds retained: per kind, the JVMPI dump has the roots the
 // JVM's own dump of the same heap has. Both are taken by the thread "root-dumper", one right after
-// the other, while every other thread stays where it is; only the dumping thread's own stack
-// differs (the JVM's dump runs deep inside the management classes), so its frame and JNI-local
-// roots are left out of the comparison (docs/jvmpi-conformance.md, HEAP_DUMP).
+// the other, while the program's other threads stay where they are; only the dumping thread's own
+// stack differs (the JVM's dump runs deep inside the management classes), so its frame and
+// JNI-local roots are left out of the comparison (docs/jvmpi-conformance.md, HEAP_DUMP).
 TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
   run_program();
   ASSERT_EQ(facts_->get("rc_roots"), "0");
@@ -539,15 +539,22 @@ TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
   const uint32_t jvm_dumper = jvm.jni_local_roots.begin()->first;
 
   std::map<int, long> ours;
+  std::map<Id, long> ours_thread_frames;  // frame roots per thread, the dumper left out
   long ours_frames = 0, ours_jni_locals = 0;
   for (const Root& r : d.dump.roots) {
     ++ours[r.kind];
     if (r.aux == dumper) continue;
     ours_frames += r.kind == JVMPI_GC_ROOT_JAVA_FRAME;
     ours_jni_locals += r.kind == JVMPI_GC_ROOT_JNI_LOCAL;
+    if (r.kind == JVMPI_GC_ROOT_JAVA_FRAME) ++ours_thread_frames[r.aux];
   }
   long jvm_frames = 0;
-  for (const auto& [serial, n] : jvm.frame_roots) jvm_frames += serial == jvm_dumper ? 0 : n;
+  std::multiset<long> jvm_thread_frames;
+  for (const auto& [serial, n] : jvm.frame_roots) {
+    if (serial == jvm_dumper) continue;
+    jvm_frames += n;
+    jvm_thread_frames.insert(n);
+  }
   long jvm_jni_locals = 0;
   for (const auto& [serial, n] : jvm.jni_local_roots)
     jvm_jni_locals += serial == jvm_dumper ? 0 : n;
@@ -558,7 +565,6 @@ TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
   } rows[] = {
       {"JNI global", ours[JVMPI_GC_ROOT_JNI_GLOBAL], jvm.roots[JVMPI_GC_ROOT_JNI_GLOBAL]},
       {"JNI local (other threads)", ours_jni_locals, jvm_jni_locals},
-      {"Java frame (other threads)", ours_frames, jvm_frames},
       {"sticky class", ours[JVMPI_GC_ROOT_STICKY_CLASS], jvm.roots[JVMPI_GC_ROOT_STICKY_CLASS]},
       {"thread", ours[JVMPI_GC_ROOT_THREAD_BLOCK], jvm.roots[kThreadObject]},
       {"monitor used", ours[JVMPI_GC_ROOT_MONITOR_USED], jvm.roots[JVMPI_GC_ROOT_MONITOR_USED]},
@@ -571,6 +577,25 @@ TEST_P(HeapDumpTest, RootCountsPerKindMatchTheJvmsHprofDump) {
     EXPECT_LE(std::abs(row.ours - row.jvm), slack)
         << row.kind << ": ours " << row.ours << ", the JVM's " << row.jvm;
   }
+  // Java frames thread by thread: each thread's count in ours is some thread's count in the JVM's
+  // dump, except for at most one thread on each side. The JVM's previous dump (live=true) ran a
+  // GC, after which a system thread (Reference Handler, Cleaner) may still be processing the
+  // references it found while these two dumps are taken: 59 vs 55 frames in one CI run on JDK 25.
+  std::cout << "Java frame (other threads): ours " << ours_frames << " in "
+            << ours_thread_frames.size() << " threads, JVM " << jvm_frames << " in "
+            << jvm_thread_frames.size() << "\n";
+  long ours_unmatched = 0;
+  for (const auto& [thread, n] : ours_thread_frames) {
+    const auto match = jvm_thread_frames.find(n);
+    if (match == jvm_thread_frames.end())
+      ++ours_unmatched;
+    else
+      jvm_thread_frames.erase(match);
+  }
+  EXPECT_LE(ours_unmatched, 1) << "threads whose frame roots no thread of the JVM's dump has";
+  EXPECT_LE(static_cast<long>(jvm_thread_frames.size()), 1)
+      << "threads of the JVM's dump whose frame roots no thread of ours has";
+  EXPECT_GT(ours_thread_frames.size(), 2u) << "main's, frame-holder's and the system threads'";
   EXPECT_GT(jvm.roots[JVMPI_GC_ROOT_STICKY_CLASS], 300) << "the JVM dump's reader is off";
   EXPECT_GT(jvm_frames, 0) << "frame-holder's and main's frames";
 }
