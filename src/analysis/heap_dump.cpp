@@ -131,16 +131,7 @@ const HeapDump::Impl::Tree& HeapDump::Impl::tree() const {
   std::lock_guard lock(lazy_mu);
   if (tree_) return *tree_;
   const uint32_t n = ix().node_count;
-  const auto idom = ix().idom();
-  auto t = std::make_unique<Tree>();
-  t->begin.assign(static_cast<size_t>(n) + 3, 0);
-  for (uint32_t v = 0; v < n; ++v)
-    if (idom[v] != kNone) ++t->begin[idom[v] + 2];
-  for (size_t i = 2; i < t->begin.size(); ++i) t->begin[i] += t->begin[i - 1];
-  t->child.resize(t->begin.back());
-  for (uint32_t v = 0; v < n; ++v)
-    if (idom[v] != kNone) t->child[t->begin[idom[v] + 1]++] = v;
-  t->begin.pop_back();
+  auto t = std::make_unique<Tree>(detail::dominator_children(ix()));
   // Biggest first, so a page of children is a slice (the browser's "dominated" view).
   const auto retained = ix().retained();
   for (uint32_t v = 0; v <= n; ++v)

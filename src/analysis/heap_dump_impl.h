@@ -27,10 +27,7 @@ struct HeapDump::Impl {
 
   // The dominator tree's children in CSR form (node_count is the super-root), built once; each
   // node's children are sorted by retained size, biggest first (ties in node order).
-  struct Tree {
-    std::vector<uint32_t> begin;  // node_count + 2 entries
-    std::vector<uint32_t> child;
-  };
+  using Tree = detail::DominatorChildren;  // each node's children sorted by retained size
   const Tree& tree() const;
   DominatedPage children_page(uint32_t node, uint64_t offset, uint64_t limit) const;
   mutable std::unique_ptr<Tree> tree_;

@@ -252,6 +252,14 @@ HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
 // visited (and the tree built, 8 bytes per object while it runs). The builder of the saved
 // summary section, and the reference the tests compare that section with.
 IndexSummary summarize_index(const HeapIndex& index);
+// The dominator tree as children lists (compressed rows): node v's children are
+// child[begin[v] .. begin[v + 1]), in node order; node_count stands for the super-root above
+// the roots. Unreachable nodes are in no list.
+struct DominatorChildren {
+  std::vector<uint32_t> begin;  // node_count + 2 entries
+  std::vector<uint32_t> child;
+};
+DominatorChildren dominator_children(const HeapIndex& index);
 // Empty if missing, stale, of another version or corrupt (the caller rebuilds it).
 std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentity& dump);
 // Where the header and each IndexSection of the saved index at `path` lie, as {offset, bytes}

@@ -51,17 +51,9 @@ void count_objects(const HeapIndex& ix, IndexSummary& s) {
 // children need no order here (unlike the browser's tree, sorted by retained size).
 void retained_by_class(const HeapIndex& ix, IndexSummary& s) {
   const uint32_t n = ix.node_count;
-  const auto idom = ix.idom();
   const auto node_class = ix.node_class();
   const auto retained = ix.retained();
-  std::vector<uint32_t> begin(static_cast<size_t>(n) + 3, 0);  // CSR children; n: super-root
-  for (uint32_t v = 0; v < n; ++v)
-    if (idom[v] != kNone) ++begin[idom[v] + 2];
-  for (size_t i = 2; i < begin.size(); ++i) begin[i] += begin[i - 1];
-  std::vector<uint32_t> child(begin.back());
-  for (uint32_t v = 0; v < n; ++v)
-    if (idom[v] != kNone) child[begin[idom[v] + 1]++] = v;
-  begin.pop_back();
+  const auto [begin, child] = dominator_children(ix);
   std::vector<uint32_t> active(ix.classes.size(), 0);
   struct Frame {
     uint32_t node;
@@ -84,6 +76,21 @@ void retained_by_class(const HeapIndex& ix, IndexSummary& s) {
 }
 
 }  // namespace
+
+DominatorChildren dominator_children(const HeapIndex& ix) {
+  const uint32_t n = ix.node_count;
+  const auto idom = ix.idom();
+  DominatorChildren t;
+  t.begin.assign(static_cast<size_t>(n) + 3, 0);
+  for (uint32_t v = 0; v < n; ++v)
+    if (idom[v] != kNone) ++t.begin[idom[v] + 2];
+  for (size_t i = 2; i < t.begin.size(); ++i) t.begin[i] += t.begin[i - 1];
+  t.child.resize(t.begin.back());
+  for (uint32_t v = 0; v < n; ++v)
+    if (idom[v] != kNone) t.child[t.begin[idom[v] + 1]++] = v;
+  t.begin.pop_back();
+  return t;
+}
 
 IndexSummary summarize_index(const HeapIndex& index) {
   IndexSummary s;
