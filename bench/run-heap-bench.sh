@@ -17,13 +17,17 @@
 #     same walk writing those bytes to a real file (the page-cache copy every dump pays), triggered
 #     by a file its agent thread polls for; the HPROF/floor ratios (wall, and CPU against the
 #     file floor) are printed under the table, and HPROF's row gives its process CPU seconds and
-#     objects per CPU-second. Progress goes to stderr.
+#     objects per CPU-second. Every timed dump starts after the guest has handed its free memory
+#     back to the host (see settle below), and a dd row gives what writing the dump's bytes into
+#     fresh page cache costs by itself. Progress goes to stderr.
 #
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
 #              SIZES (part b: heap sizes in GiB, default "1 4"),
 #              HPROF_ONLY=1 (part b: only HPROF's JVM: the floor rows, HPROF, jcmd beside them),
-#              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted).
+#              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted),
+#              SETTLE (seconds to wait before each dump where the kernel does not report freed
+#              memory in /sys/module/page_reporting/parameters/reported_kib; default 20).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args_help "$@"
 case "${1:-all}" in
@@ -112,9 +116,42 @@ if [[ "$what" == b || "$what" == all ]]; then
   kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
   now() { date +%s.%N; }
   secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
+  # Every timed dump starts from the same page-cache state. On a VM that hands freed memory back
+  # to its host (free page reporting), a file written into just-freed pages costs a fraction of
+  # one written into pages the host must supply again (2 GB: ~3 s against ~17 s here), so
+  # whichever dump ran right after another's file was deleted looked several times faster.
+  # settle waits until the guest has reported its free memory (the reported total stops growing
+  # for 3 s), so every dump, jcmd's and ours, pays for fresh pages alike; without the counter it
+  # sleeps SETTLE seconds (default 20).
+  reported=/sys/module/page_reporting/parameters/reported_kib
+  settle() {
+    local last now_kib same=0 waited=0
+    if [[ ! -r "$reported" ]]; then sleep "${SETTLE:-20}"; return; fi
+    last=$(cat "$reported")
+    while ((same < 3 && waited < 120)); do
+      sleep 1
+      waited=$((waited + 1))
+      now_kib=$(cat "$reported")
+      if [[ "$now_kib" == "$last" ]]; then same=$((same + 1)); else same=0; last=$now_kib; fi
+    done
+  }
+  # The cost of putting N bytes into fresh page cache on this machine, whoever writes them: dd of
+  # N bytes (4 MiB blocks) to a file after settling. Prints "<wall s> <CPU s>".
+  page_cache_floor() {
+    settle
+    local start end
+    start=$(now)
+    local t
+    t=$( { TIMEFORMAT='%U %S'; time dd if=/dev/zero of="$tmp/pagecache.bin" bs=4M \
+          count=$((($1 + 4194303) / 4194304)) status=none; } 2>&1)
+    end=$(now)
+    rm -f "$tmp/pagecache.bin"
+    echo "$(secs "$start" "$end") $(awk '{printf "%.2f", $1 + $2}' <<<"$t")"
+  }
   # jcmd GC.heap_dump of JVM $1 (live objects: a full GC first, then the dump), measured on the
   # target: "<wall s> <JVM's own s> <peak RSS increase KiB> <file bytes>".
   jcmd_dump() {
+    settle
     echo 5 >"/proc/$1/clear_refs"
     local rss start end jout hwm size
     rss=$(kb "$1" VmRSS)
@@ -163,6 +200,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     progress "${size} GiB: $heap built; jcmd GC.heap_dump"
     read -r j_wall j_self j_rss j_size <<<"$(jcmd_dump "$jpid")"
     progress "${size} GiB: jcmd ${j_wall} s; JVMPI StreamHeapDump to a file"
+    settle
     echo "stream $tmp/jvmpi.dump" >&3
     wait_line "$out" '^JVMPI_STREAM' 1 "$jpid"
     line=$(grep '^JVMPI_STREAM' "$out")
@@ -170,6 +208,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     s_total=$(get total_ms); s_size=$(get bytes); s_rss=$(( $(get hwm_kb) - $(get rss_before_kb) ))
     rm -f "$tmp/jvmpi.dump"
     progress "${size} GiB: streamed ${s_total} ms; JVMPI one-buffer HEAP_DUMP"
+    settle
     echo "jvmpi $tmp/jvmpi.dump" >&3
     wait_line "$out" '^JVMPI_DUMP' 1 "$jpid"
     line=$(grep '^JVMPI_DUMP' "$out")
@@ -201,12 +240,14 @@ if [[ "$what" == b || "$what" == all ]]; then
     objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
     heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
     progress "${size} GiB: the floor (tagging walk, then the timed walk of the tagged heap)"
+    settle
     touch "$tmp/floor.trigger"
     wait_line "$tmp/heapbench.err" '^JVMTI_FLOOR' 1 "$jpid"
     line=$(grep '^JVMTI_FLOOR' "$tmp/heapbench.err")
     f_walk=$(get walk_ms); f_cpu=$(get cpu_ms); f_bytes=$(get bytes); f_tag=$(get tag_ms)
     ff_walk=$(get file_walk_ms); ff_cpu=$(get file_cpu_ms)
     progress "${size} GiB: floor ${f_walk} ms (CPU ${f_cpu} ms), to a file ${ff_walk} ms (CPU ${ff_cpu} ms; tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
+    settle
     echo 5 >"/proc/$jpid/clear_refs"
     rss=$(kb "$jpid" VmRSS)
     c_start=$(awk '{print $14 + $15}' "/proc/$jpid/stat")
@@ -218,12 +259,16 @@ if [[ "$what" == b || "$what" == all ]]; then
     h_cpu=$(awk -v a="$c_start" -v b="$c_end" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
     h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
     h_size=$(stat -c %s "$tmp/hprof.hprof")
-    rm -f "$tmp/hprof.hprof"
+    # HPROF keeps the file open: truncating frees its pages, as deleting jcmd's file frees jcmd's.
+    truncate -s 0 "$tmp/hprof.hprof"
     progress "${size} GiB: HPROF ${h_wall} s (process CPU ${h_cpu} s); jcmd on HPROF's JVM"
     read -r k_wall k_self k_rss k_size <<<"$(jcmd_dump "$jpid")"
-    echo quit >&3
+    progress "${size} GiB: jcmd ${k_wall} s; dd of HPROF's ${h_size} bytes into fresh page cache"
+    read -r d_wall d_cpu <<<"$(page_cache_floor "$h_size")"
+    # Killed, not quit: heap=dump would write a last dump at exit, which nothing here measures.
+    kill -KILL "$jpid"
     exec 3>&-
-    wait "$jpid" || true
+    { wait "$jpid"; } 2>/dev/null || true
     rm -f "$fifo" "$tmp/hprof.hprof"
 
     target=$(awk -v b="$live" 'BEGIN {printf "%.0f", 64 + 0.05 * b / 1048576}')
@@ -241,6 +286,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$k_size")")
     rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
     rows+=("$(row "floor, the same walk with the bytes to a file (CPU s: $(awk -v m="$ff_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$ff_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
+    rows+=("$(row "page-cache floor: dd of HPROF's bytes to a file, 4 MiB writes, after settling (CPU s: $d_cpu)" "$d_wall" "$k_wall" 0 "$h_size")")
     floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v g="$ff_walk" -v hc="$h_cpu" -v fc="$ff_cpu" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx; HPROF / floor to a file = %.2fx (CPU: %.2fx)", s, h * 1000 / f, h * 1000 / g, hc * 1000 / fc}')")
     progress "${size} GiB: done"
   done
