@@ -6,6 +6,8 @@
 // processed on the caller, after what is queued.
 #pragma once
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -13,7 +15,6 @@
 #include <functional>
 #include <mutex>
 #include <new>
-#include <pthread.h>
 #include <thread>
 #include <vector>
 
