@@ -635,7 +635,16 @@ class HeapWalk {
   // What the record of a referee needs from its reference: whether it is a class object, its
   // length if an array, its class's instance size.
   void note_referee(jlong tag, jlong class_tag, jlong size, jint length) {
-    if (class_tag == class_class_tag_) class_objects_.insert(tag);
+    if (class_tag == class_class_tag_) {
+      // Every object's reference to its class comes here. A class object needs no length or
+      // instance size, and looking up java.lang.Class's layout would evict the layout of the
+      // objects being walked from layout_of's one-entry cache, once per object.
+      if (tag != last_class_object_) {
+        class_objects_.insert(tag);
+        last_class_object_ = tag;
+      }
+      return;
+    }
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
       if (layout->shape == Shape::kObjectArray) {
         object_array_lengths_.try_emplace(tag, length);
@@ -733,6 +742,7 @@ class HeapWalk {
   bool sticky_roots_started_ = false;
   const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
+  jlong last_class_object_ = 0;              // the last one put in class_objects_
   jlong object_class_tag_ = 0;
   jlong first_new_tag_ = 0;    // only_new_objects(); 0: every object
   jlong last_class_tag_ = -1;  // layout_of's cache
