@@ -17,17 +17,21 @@
 #     same walk writing those bytes to a real file (the page-cache copy every dump pays), triggered
 #     by a file its agent thread polls for; the HPROF/floor ratios (wall, and CPU against the
 #     file floor) are printed under the table, and HPROF's row gives its process CPU seconds and
-#     objects per CPU-second. Every timed dump starts after the guest has handed its free memory
-#     back to the host (see settle below), and a dd row gives what writing the dump's bytes into
-#     fresh page cache costs by itself. Progress goes to stderr.
+#     objects per CPU-second. HPROF writes its dump around the page cache (directio=y, its
+#     default); a second HPROF JVM gives the same dump with directio=n. Every timed dump starts
+#     after the guest has handed its free memory back to the host (see settle below), and dd rows
+#     give what writing the dump's bytes costs by itself, into fresh page cache and with
+#     oflag=direct. Progress goes to stderr.
 #
 # Usage: bench/run-heap-bench.sh [a|b|all]    (default all)
 # Environment: BUILD_DIR (default <repo>/build), JAVA_HOME (default JDK 17), REPS (default 3),
 #              SIZES (part b: heap sizes in GiB, default "1 4"),
-#              HPROF_ONLY=1 (part b: only HPROF's JVM: the floor rows, HPROF, jcmd beside them),
+#              HPROF_ONLY=1 (part b: only HPROF's JVMs: the floor rows, HPROF, jcmd beside them),
 #              BENCH_TMP (where the dump files go; default $BUILD_DIR/bench/heap/run; deleted),
 #              SETTLE (seconds to wait before each dump where the kernel does not report freed
-#              memory in /sys/module/page_reporting/parameters/reported_kib; default 20).
+#              memory in /sys/module/page_reporting/parameters/reported_kib; default 20),
+#              LAYOUT=mixed (part b: each array hangs off a chain instead of being held apart,
+#              so a heap walk meets the arrays among the small objects; default: apart).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args_help "$@"
 case "${1:-all}" in
@@ -135,15 +139,16 @@ if [[ "$what" == b || "$what" == all ]]; then
       if [[ "$now_kib" == "$last" ]]; then same=$((same + 1)); else same=0; last=$now_kib; fi
     done
   }
-  # The cost of putting N bytes into fresh page cache on this machine, whoever writes them: dd of
-  # N bytes (4 MiB blocks) to a file after settling. Prints "<wall s> <CPU s>".
-  page_cache_floor() {
+  # The cost of writing N bytes to a file on this machine, whoever writes them: dd of N bytes
+  # (4 MiB blocks) after settling, into fresh page cache, or around it with $2 = oflag=direct.
+  # Prints "<wall s> <CPU s>".
+  dd_floor() {
     settle
     local start end
     start=$(now)
     local t
     t=$( { TIMEFORMAT='%U %S'; time dd if=/dev/zero of="$tmp/pagecache.bin" bs=4M \
-          count=$((($1 + 4194303) / 4194304)) status=none; } 2>&1)
+          count=$((($1 + 4194303) / 4194304)) ${2:+"$2"} status=none; } 2>&1)
     end=$(now)
     rm -f "$tmp/pagecache.bin"
     echo "$(secs "$start" "$end") $(awk '{printf "%.2f", $1 + $2}' <<<"$t")"
@@ -170,8 +175,15 @@ if [[ "$what" == b || "$what" == all ]]; then
     done
   }
   progress() { echo "[heap-bench b $(date -u +%H:%M:%S)] $*" >&2; }
+  declare -A h_cpu h_wall h_rss h_size  # HPROF's dump by directio=
   rows=()
   floors=()
+  layout=()
+  case "${LAYOUT:-apart}" in
+    apart) ;;
+    mixed) layout=(-Djvmpibench.mixed=true) ;;
+    *) echo "LAYOUT: apart or mixed, not '${LAYOUT}'" >&2; exit 2 ;;
+  esac
   for size in ${SIZES:-1 4}; do
     case "$size" in
       1) xmx=3g; chains=12500; arrays=10000 ;;
@@ -188,7 +200,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     mkfifo "$fifo"
     progress "${size} GiB: building the heap (JVMPI bench dump agent)"
     "$java" -Xmx$xmx -Xms$xmx -agentpath:"$lib=$bench/libjvmpibench_dump.so" \
-        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
+        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" ${layout[@]+"${layout[@]}"} -cp "$classes" jvmpibench.HeapDumpBench \
         $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
     jpid=$!
     exec 3>"$fifo"
@@ -196,7 +208,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     ready=$(grep '^READY' "$out")
     live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
     objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
-    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
+    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx${layout[@]+, arrays among the chains})"
     progress "${size} GiB: $heap built; jcmd GC.heap_dump"
     read -r j_wall j_self j_rss j_size <<<"$(jcmd_dump "$jpid")"
     progress "${size} GiB: jcmd ${j_wall} s; JVMPI StreamHeapDump to a file"
@@ -223,14 +235,17 @@ if [[ "$what" == b || "$what" == all ]]; then
     rm -f "$fifo"
     fi
 
-    # Run 2: HPROF heap=dump,format=b (the streamed dump) on SIGQUIT, then jcmd on the same heap.
+    # Run 2: HPROF heap=dump,format=b (the streamed dump) on SIGQUIT, then jcmd on the same heap;
+    # the floors in that JVM. Run 3: the same HPROF dump with directio=n (through the page cache).
+    for dio in y n; do
     rm -f "$out" "$tmp/hprof.hprof" "$tmp/floor.trigger" "$tmp/floor.bin"
     mkfifo "$fifo"
-    progress "${size} GiB: building the heap again (HPROF heap=dump,format=b and the floor agent)"
+    progress "${size} GiB: building the heap again (HPROF heap=dump,format=b,directio=$dio$([[ $dio == y ]] && echo " and the floor agent"))"
+    floor_agent=()
+    [[ $dio == y ]] && floor_agent=(-agentpath:"$bench/libjvmpibench_dump_floor.so=trigger=$tmp/floor.trigger,file=$tmp/floor.bin")
     LD_LIBRARY_PATH="$build/lib" "$java" -Xmx$xmx -Xms$xmx \
-        -Xrunhprof:heap=dump,format=b,file="$tmp/hprof.hprof" \
-        -agentpath:"$bench/libjvmpibench_dump_floor.so=trigger=$tmp/floor.trigger,file=$tmp/floor.bin" \
-        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" -cp "$classes" jvmpibench.HeapDumpBench \
+        -Xrunhprof:heap=dump,format=b,directio=$dio,file="$tmp/hprof.hprof" ${floor_agent[@]+"${floor_agent[@]}"} \
+        -Djvmpibench.agent="$bench/libjvmpibench_dump.so" ${layout[@]+"${layout[@]}"} -cp "$classes" jvmpibench.HeapDumpBench \
         $chains 1000 $arrays <"$fifo" >"$out" 2>"$tmp/heapbench.err" &
     jpid=$!
     exec 3>"$fifo"
@@ -238,7 +253,8 @@ if [[ "$what" == b || "$what" == all ]]; then
     ready=$(grep '^READY' "$out")
     live=$(sed 's/.*live_bytes=\([0-9]*\).*/\1/' <<<"$ready")
     objects=$(sed 's/.*objects=\([0-9]*\).*/\1/' <<<"$ready")
-    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx)"
+    heap="$(awk -v b="$live" 'BEGIN {printf "%.2f GiB", b/1073741824}') ($objects objects, -Xmx$xmx${layout[@]+, arrays among the chains})"
+    if [[ $dio == y ]]; then
     progress "${size} GiB: the floor (tagging walk, then the timed walk of the tagged heap)"
     settle
     touch "$tmp/floor.trigger"
@@ -247,6 +263,7 @@ if [[ "$what" == b || "$what" == all ]]; then
     f_walk=$(get walk_ms); f_cpu=$(get cpu_ms); f_bytes=$(get bytes); f_tag=$(get tag_ms)
     ff_walk=$(get file_walk_ms); ff_cpu=$(get file_cpu_ms)
     progress "${size} GiB: floor ${f_walk} ms (CPU ${f_cpu} ms), to a file ${ff_walk} ms (CPU ${ff_cpu} ms; tagging walk ${f_tag} ms); HPROF dump on SIGQUIT"
+    fi
     settle
     echo 5 >"/proc/$jpid/clear_refs"
     rss=$(kb "$jpid" VmRSS)
@@ -256,20 +273,25 @@ if [[ "$what" == b || "$what" == all ]]; then
     wait_line "$tmp/heapbench.err" 'Dumping Java heap \.\.\. done' 1 "$jpid"
     end=$(now)
     c_end=$(awk '{print $14 + $15}' "/proc/$jpid/stat")
-    h_cpu=$(awk -v a="$c_start" -v b="$c_end" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
-    h_wall=$(secs "$start" "$end"); h_rss=$(( $(kb "$jpid" VmHWM) - rss ))
-    h_size=$(stat -c %s "$tmp/hprof.hprof")
+    h_cpu[$dio]=$(awk -v a="$c_start" -v b="$c_end" -v t="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", (b - a) / t}')
+    h_wall[$dio]=$(secs "$start" "$end"); h_rss[$dio]=$(( $(kb "$jpid" VmHWM) - rss ))
+    h_size[$dio]=$(stat -c %s "$tmp/hprof.hprof")
     # HPROF keeps the file open: truncating frees its pages, as deleting jcmd's file frees jcmd's.
     truncate -s 0 "$tmp/hprof.hprof"
-    progress "${size} GiB: HPROF ${h_wall} s (process CPU ${h_cpu} s); jcmd on HPROF's JVM"
+    progress "${size} GiB: HPROF directio=$dio ${h_wall[$dio]} s (process CPU ${h_cpu[$dio]} s)"
+    if [[ $dio == y ]]; then
+    progress "${size} GiB: jcmd on HPROF's JVM"
     read -r k_wall k_self k_rss k_size <<<"$(jcmd_dump "$jpid")"
-    progress "${size} GiB: jcmd ${k_wall} s; dd of HPROF's ${h_size} bytes into fresh page cache"
-    read -r d_wall d_cpu <<<"$(page_cache_floor "$h_size")"
+    progress "${size} GiB: jcmd ${k_wall} s; dd of HPROF's ${h_size[y]} bytes into fresh page cache, then around it"
+    read -r d_wall d_cpu <<<"$(dd_floor "${h_size[y]}")"
+    read -r dd_wall dd_cpu <<<"$(dd_floor "${h_size[y]}" oflag=direct)"
+    fi
     # Killed, not quit: heap=dump would write a last dump at exit, which nothing here measures.
     kill -KILL "$jpid"
     exec 3>&-
     { wait "$jpid"; } 2>/dev/null || true
     rm -f "$fifo" "$tmp/hprof.hprof"
+    done
 
     target=$(awk -v b="$live" 'BEGIN {printf "%.0f", 64 + 0.05 * b / 1048576}')
     row() {  # label, seconds, jcmd seconds of the same JVM, RSS KiB, bytes
@@ -282,12 +304,15 @@ if [[ "$what" == b || "$what" == all ]]; then
     rows+=("$(row "JVMPI StreamHeapDump, level 2, to a file" "$(awk -v m="$s_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$s_rss" "$s_size")")
     rows+=("$(row "JVMPI HEAP_DUMP one buffer (in memory $(awk -v m="$p_buf" 'BEGIN {printf "%.2f", m/1000}') s), written" "$(awk -v m="$p_total" 'BEGIN {printf "%.2f", m/1000}')" "$j_wall" "$p_rss" "$p_size")")
     fi
-    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed; process CPU s: $h_cpu, $(awk -v n="$objects" -v c="$h_cpu" 'BEGIN {printf "%.2f", (c > 0 ? n / c / 1e6 : 0)}') M objects per CPU-s)" "$h_wall" "$k_wall" "$h_rss" "$h_size")")
+    for dio in y n; do
+    rows+=("$(row "HPROF heap=dump,format=b on SIGQUIT (streamed, directio=$dio; process CPU s: ${h_cpu[$dio]}, $(awk -v n="$objects" -v c="${h_cpu[$dio]}" 'BEGIN {printf "%.2f", (c > 0 ? n / c / 1e6 : 0)}') M objects per CPU-s)" "${h_wall[$dio]}" "$k_wall" "${h_rss[$dio]}" "${h_size[$dio]}")")
+    done
     rows+=("$(row "jcmd GC.heap_dump, same JVM as HPROF (JVM s: $k_self)" "$k_wall" "$k_wall" "$k_rss" "$k_size")")
     rows+=("$(row "floor: plain JVMTI walk of the tagged heap, tags read, bytes to /dev/null, same JVM as HPROF (CPU s: $(awk -v m="$f_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$f_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
     rows+=("$(row "floor, the same walk with the bytes to a file (CPU s: $(awk -v m="$ff_cpu" 'BEGIN {printf "%.2f", m/1000}'))" "$(awk -v m="$ff_walk" 'BEGIN {printf "%.2f", m/1000}')" "$k_wall" 0 "$f_bytes")")
-    rows+=("$(row "page-cache floor: dd of HPROF's bytes to a file, 4 MiB writes, after settling (CPU s: $d_cpu)" "$d_wall" "$k_wall" 0 "$h_size")")
-    floors+=("$(awk -v h="$h_wall" -v f="$f_walk" -v g="$ff_walk" -v hc="$h_cpu" -v fc="$ff_cpu" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx; HPROF / floor to a file = %.2fx (CPU: %.2fx)", s, h * 1000 / f, h * 1000 / g, hc * 1000 / fc}')")
+    rows+=("$(row "page-cache floor: dd of HPROF's bytes to a file, 4 MiB writes, after settling (CPU s: $d_cpu)" "$d_wall" "$k_wall" 0 "${h_size[y]}")")
+    rows+=("$(row "direct-I/O floor: the same dd with oflag=direct (CPU s: $dd_cpu)" "$dd_wall" "$k_wall" 0 "${h_size[y]}")")
+    floors+=("$(awk -v h="${h_wall[y]}" -v f="$f_walk" -v g="$ff_walk" -v hc="${h_cpu[y]}" -v fc="$ff_cpu" -v s="$heap" 'BEGIN {printf "%s: HPROF / floor = %.2fx; HPROF / floor to a file = %.2fx (CPU: %.2fx)", s, h * 1000 / f, h * 1000 / g, hc * 1000 / fc}')")
     progress "${size} GiB: done"
   done
   echo "## b. Heap dumps (time: wall seconds; ratio against jcmd on the same JVM; extra RSS: peak RSS increase of the JVM while it dumps)"

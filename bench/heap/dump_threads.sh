@@ -12,7 +12,9 @@
 #              CHAINS*4/5 long[8192] arrays are added, as the heap bench does
 #   XMX        heap size (default 3g)
 # Environment: JAVA_HOME (default JDK 17), BENCH_TMP (default /tmp/jvmprof-dump-threads; emptied),
-#              PERF=1, SETTLE (seconds, where the kernel has no page_reporting counter; default 20).
+#              PERF=1, SETTLE (seconds, where the kernel has no page_reporting counter; default 20),
+#              LAYOUT=mixed (the arrays hang off the chains, as in bench/run-heap-bench.sh),
+#              DIRECTIO=n (HPROF writes the dump through the page cache; default y).
 source "$(dirname "$0")/../../scripts/script_args.sh"
 script_args_help "$@"
 if (($# < 1 || $# > 3)); then
@@ -26,6 +28,15 @@ xmx=${3:-3g}
 [[ "$chains" =~ ^[1-9][0-9]*$ ]] || { echo "$(basename "$0"): CHAINS must be a positive number, not '$chains'" >&2; exit 2; }
 [[ "$xmx" =~ ^[1-9][0-9]*[mg]$ ]] || { echo "$(basename "$0"): XMX must look like 3g or 2048m, not '$xmx'" >&2; exit 2; }
 java="${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java"
+case "${LAYOUT:-apart}" in
+  apart) mixed=false ;;
+  mixed) mixed=true ;;
+  *) echo "$(basename "$0"): LAYOUT is apart or mixed, not '$LAYOUT'" >&2; exit 2 ;;
+esac
+case "${DIRECTIO:-y}" in
+  y | n) ;;
+  *) echo "$(basename "$0"): DIRECTIO is y or n, not '$DIRECTIO'" >&2; exit 2 ;;
+esac
 for f in "$build/lib/libhprof.so" "$build/bench/heap/libjvmpibench_dump.so" \
          "$build/bench/heap/classes/jvmpibench/HeapDumpBench.class" "$java"; do
   [[ -e "$f" ]] || { echo "$(basename "$0"): missing $f" >&2; exit 1; }
@@ -36,8 +47,8 @@ mkdir -p "$tmp"
 mkfifo "$tmp/in"
 
 LD_LIBRARY_PATH="$build/lib" JVMPI_DUMP_TIMES=1 "$java" -Xmx"$xmx" -Xms"$xmx" \
-    -Xrunhprof:heap=dump,format=b,file="$tmp/h.hprof" \
-    -Djvmpibench.agent="$build/bench/heap/libjvmpibench_dump.so" \
+    -Xrunhprof:heap=dump,format=b,directio="${DIRECTIO:-y}",file="$tmp/h.hprof" \
+    -Djvmpibench.agent="$build/bench/heap/libjvmpibench_dump.so" -Djvmpibench.mixed=$mixed \
     -cp "$build/bench/heap/classes" jvmpibench.HeapDumpBench "$chains" 1000 $((chains * 4 / 5)) \
     <"$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
@@ -84,15 +95,24 @@ if [[ "${PERF:-0}" == 1 ]]; then
 fi
 echo "[dump-threads] dumping" >&2
 start=$(date +%s.%N)
+head -1 /proc/stat >"$tmp/stat.before"
 kill -QUIT "$pid"
 until grep -q ' done\.' "$tmp/err"; do sleep 0.05; done
 end=$(date +%s.%N)
+head -1 /proc/stat >"$tmp/stat.after"
 kill "$sampler" 2>/dev/null || true
 if [[ "${PERF:-0}" == 1 ]]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 snapshot >"$tmp/after"
 
 awk -v a="$start" -v b="$end" 'BEGIN {printf "wall %.2f s\n", b - a}'
 grep -o 'streamed heap dump:.*' "$tmp/err" || true
+# The whole machine's CPU during the dump (every CPU, every process): what the two threads below
+# leave idle, and what else ran (the kernel's writeback, this script's own sampling).
+cat "$tmp/stat.before" "$tmp/stat.after" | awk -v hz="$(getconf CLK_TCK)" '
+  NR == 1 { for (i = 2; i <= NF; i++) a[i] = $i; next }
+  { printf "machine: user %.2f  system %.2f  idle %.2f  iowait %.2f  irq+softirq %.2f  steal %.2f CPU-s\n",
+      ($2 - a[2] + $3 - a[3]) / hz, ($4 - a[4]) / hz, ($5 - a[5]) / hz, ($6 - a[6]) / hz,
+      ($7 - a[7] + $8 - a[8]) / hz, ($9 - a[9]) / hz }'
 # Per thread: the last tick count seen (during or after) less the count before (0 if new).
 ticks=$(getconf CLK_TCK)
 cat "$tmp"/during.* "$tmp/after" | awk -v hz="$ticks" '

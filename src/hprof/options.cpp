@@ -172,6 +172,7 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
   if (name == "msa") return yes_no(name, value, o.micro_state_accounting, error);
   if (name == "force") return yes_no(name, value, o.force, error);
   if (name == "verbose") return yes_no(name, value, o.verbose, error);
+  if (name == "directio") return yes_no(name, value, o.direct_io, error);
   if (name == "gc_okay" || name == "primfields" || name == "primarrays" || name == "debug" ||
       name == "coredump" || name == "errorexit" || name == "pause") {
     bool ignored = false;  // obsolete or debugging switches: accepted, no effect
@@ -266,6 +267,7 @@ doe=y|n                dump on exit?                  y
 msa=y|n                Solaris micro state accounting n
 force=y|n              force output to <file>         y
 verbose=y|n            print messages about dumps     y
+directio=y|n           dumps bypass the page cache    y
 
 Obsolete Options
 ----------------
@@ -294,6 +296,10 @@ Notes
     stream (a DROPPED line; format=b: a DROPPED note record). At exit the agent waits for the
     front end while it reads, but gives up after 10 s without progress.
   - Reports are written at exit (doe=y) and on SIGQUIT (kill -QUIT <pid>, Ctrl-\).
+  - directio=y: a heap dump's large writes to file= go around the page cache (O_DIRECT) where
+    the file system allows it: less CPU while the program is stopped, and the program's cached
+    files are not evicted; the dump then goes at the disk's speed. directio=n writes through
+    the page cache, as JDK 8 did.
 
 Warnings
 --------

@@ -34,6 +34,7 @@ struct Options {
   bool micro_state_accounting = false;  // accepted; no effect on Linux
   bool force = true;
   bool verbose = true;
+  bool direct_io = true;  // directio=: file=: large writes (heap dumps) bypass the page cache
 
   bool net() const { return !net_host.empty(); }
   bool cpu_samples() const { return cpu == CpuMode::kSamples; }

@@ -83,6 +83,7 @@ bool Output::open(const Options& options, std::string& error) {
     error = "cannot write output file '" + name_ + "': " + std::strerror(errno);
     return false;
   }
+  file_ = std::make_unique<FileAppender>(fd_, name_, options.direct_io);
   return true;
 }
 
@@ -96,19 +97,11 @@ Output::~Output() {
 }
 
 void Output::write_locked(const void* data, size_t size) {
-  if (fd_ < 0 || failed_) return;
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd_, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      failed_ = true;
-      std::fprintf(stderr, "hprof: error: writing %s failed: %s\n", name_.c_str(),
-                   std::strerror(errno));
-      return;
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
+  if (file_ == nullptr || failed_ || size == 0) return;
+  if (!file_->append(data, size)) {
+    failed_ = true;
+    std::fprintf(stderr, "hprof: error: writing %s failed: %s\n", name_.c_str(),
+                 std::strerror(errno));
   }
 }
 
@@ -286,6 +279,11 @@ bool Output::take_drops_to_note(Drops& totals) {
   return true;
 }
 
+uint64_t Output::direct_bytes() {
+  std::lock_guard lock(mutex_);
+  return file_ != nullptr ? file_->direct_bytes() : 0;
+}
+
 int Output::waiting_writers() {
   std::lock_guard lock(mutex_);
   return waiting_writers_;
@@ -325,6 +323,7 @@ void Output::close() {
   }
   std::lock_guard lock(mutex_);
   if (socket_ >= 0) ::shutdown(socket_, SHUT_WR);
+  file_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = socket_ = -1;
 }

@@ -13,10 +13,12 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include "file_appender.h"
 #include "options.h"
 
 namespace hprof::agent {
@@ -71,6 +73,8 @@ class Output {
   // The socket, for the command listener (-1 when writing to a file).
   int socket() const { return socket_; }
   const std::string& name() const { return name_; }
+  // Bytes written to the file around the page cache (directio=y; 0 for net=).
+  uint64_t direct_bytes();
   // Serialises multi-part writes (a whole section) against other writers.
   std::mutex& section_mutex() { return section_mutex_; }
 
@@ -90,6 +94,7 @@ class Output {
   std::mutex section_mutex_;
   int fd_ = -1;
   int socket_ = -1;
+  std::unique_ptr<FileAppender> file_;  // writes to fd_ when it is a file
   std::string name_;
   std::string buffer_;
   bool failed_ = false;

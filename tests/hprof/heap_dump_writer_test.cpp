@@ -2,7 +2,9 @@
 // arrays, some of them tracked by heap=sites with a known allocation trace, some not) goes
 // through BinaryReport, which converts and writes it on its dump worker thread in chunks, and the
 // file is read back by the formats reader: every array is there once, in order, with its own
-// trace serial (the batched trace lookup) and its own bytes.
+// trace serial (the batched trace lookup) and its own bytes; the segments went around the page
+// cache (directio=y).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -74,6 +76,7 @@ TEST(BinaryHeapDump, AFileDumpConvertedOnTheWorkerReadsBackWholeWithItsTraces) {
   ClassTable classes;
   ThreadTable threads;
   report.heap_dump(event, classes, threads, sites);
+  const uint64_t direct_bytes = output.direct_bytes();
   output.close();
   ASSERT_FALSE(output.failed());
 
@@ -84,6 +87,15 @@ TEST(BinaryHeapDump, AFileDumpConvertedOnTheWorkerReadsBackWholeWithItsTraces) {
     FAIL() << "the dump does not read back: " << e.what();
   }
   std::filesystem::remove(file);
+  // directio=y (the default): the segments went around the page cache, where the file system
+  // takes O_DIRECT at all.
+  const int probe = ::open(file.c_str(), O_WRONLY | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+  if (probe >= 0) {
+    ::close(probe);
+    std::filesystem::remove(file);
+    EXPECT_GT(direct_bytes, uint64_t{16} << 20)
+        << "the dump's segments were written through the page cache";
+  }
   ASSERT_EQ(p.heap_dumps.size(), 1u);
   const HeapDump& d = p.heap_dumps[0];
   EXPECT_TRUE(d.complete);

@@ -27,6 +27,7 @@ const std::vector<std::string> kHelpRows = {"heap=dump|sites|all",
                                             "msa=y|n",
                                             "force=y|n",
                                             "verbose=y|n",
+                                            "directio=y|n",
                                             "gc_okay=y|n"};
 
 // The help screen has a line starting with the row (followed by a blank or the line's end).
@@ -147,7 +148,7 @@ TEST_P(OptionsTest, Cutoff) {
   CheckOption("cutoff", {"0", "0.0001", "0.5", "1"}, {"abc", "-0.5", ""});
 }
 TEST_P(OptionsTest, YesNoOptions) {
-  for (const std::string name : {"lineno", "thread", "doe", "msa", "force", "verbose"}) {
+  for (const std::string name : {"lineno", "thread", "doe", "msa", "force", "verbose", "directio"}) {
     CheckOption(name, {"y", "n"}, {"x", "yes", ""});
   }
 }

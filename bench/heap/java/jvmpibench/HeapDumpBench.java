@@ -10,6 +10,10 @@ import java.lang.management.ManagementFactory;
  * "jvmpi <file>" takes a level-2 JVMPI heap dump through the bench dump agent (which prints its
  * numbers), "stream <file>" the same dump through the runtime's StreamHeapDump, "quit" ends.
  * Prints READY (with live heap bytes after a full GC) when built.
+ *
+ * <p>With -Djvmpibench.mixed=true the same objects are laid out otherwise: each array is the
+ * payload of a chain's first node (while there are chains) instead of held apart, so a heap walk
+ * meets the arrays spread among the small objects rather than all in one run.
  */
 public final class HeapDumpBench {
   static final class Node {
@@ -47,6 +51,13 @@ public final class HeapDumpBench {
     for (int i = 0; i < arrayCount; i++) {
       arrays[i] = new long[8192];
       arrays[i][i & 8191] = i;
+    }
+    if (Boolean.getBoolean("jvmpibench.mixed")) {
+      final int attached = Math.min(chainCount, arrayCount);
+      for (int i = 0; i < attached; i++) chains[i].payload = arrays[i];
+      long[][] rest = new long[arrayCount - attached][];
+      System.arraycopy(arrays, attached, rest, 0, rest.length);
+      arrays = rest;
     }
     System.gc();
     long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
