@@ -20,7 +20,8 @@ FileAppender::FileAppender(int fd, const std::string& path, bool direct) : fd_(f
   position_ = static_cast<uint64_t>(here);
   tail_known_ = position_ % kAlign == 0;
   if (!direct) return;
-  const int d = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  // O_NONBLOCK: should the name now be a FIFO, the open must not wait for a reader.
+  const int d = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
   if (d < 0) return;  // e.g. EINVAL: the file system has no direct I/O
   struct stat dst {};
   // The same file, not one that took its name since.
