@@ -112,14 +112,18 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
   const double work_cpu = truth.at("cpu_a") + truth.at("cpu_b") + truth.at("cpu_c");
   // The split among the three methods. 2 points of the truth, unless the number of signals is too
   // small for binomial noise alone to stay within that (at 10 ms, 2 s give ~200 signals: one
-  // standard error is ~3.5 points at 60 %); then 3.5 standard errors.
+  // standard error is ~3.5 points at 60 %); then 4.5 standard errors. Measured with two such runs
+  // at a time (as ctest -j2 runs them), 50 runs per timer kind: the errors in standard errors
+  // had mean -0.31 to 0.27 and deviation 0.99 to 1.11 — binomial noise, no bias — so 3.5 failed
+  // about once in 700 checks on noise alone (seen in CI: 3.56); a sampler with a real
+  // bias (safepoint bias puts 44 % on the native call at 10 ms) is far outside either bound.
   const double signals = std::min(
       work_samples, sampler.at("signals") * work_samples / std::max(1.0, double(main_samples)));
   for (const char* m : {"A", "B", "C"}) {
     const double want =
         truth.at(std::string("cpu_") + static_cast<char>(std::tolower(*m))) / work_cpu;
     const double got = static_cast<double>(work[m]) / work_samples;
-    const double tolerance = std::max(0.02, 3.5 * std::sqrt(want * (1 - want) / signals));
+    const double tolerance = std::max(0.02, 4.5 * std::sqrt(want * (1 - want) / signals));
     EXPECT_NEAR(got, want, tolerance) << "work" << m << " at interval=" << interval_ms << " ms ("
                                       << work_samples << " samples, " << signals << " signals)\n"
                                       << run.describe();
