@@ -55,15 +55,7 @@ bool FileAppender::append(const void* data, size_t size) {
 }
 
 bool FileAppender::append_buffered(const char* data, size_t size) {
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = ::write(fd_, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
+  if (!write_at(fd_, data, size, kAtDescriptorOffset)) return false;
   if (seekable_) {
     position_ += size;
     remember_tail(data, size);
@@ -123,7 +115,9 @@ bool FileAppender::put(const char* data, size_t size, uint64_t offset) {
 
 bool FileAppender::write_at(int fd, const char* data, size_t size, uint64_t offset) {
   while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    const ssize_t n = offset == kAtDescriptorOffset
+                          ? ::write(fd, data, size)
+                          : ::pwrite(fd, data, size, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n == 0) errno = EIO;
@@ -131,7 +125,7 @@ bool FileAppender::write_at(int fd, const char* data, size_t size, uint64_t offs
     }
     data += n;
     size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
+    if (offset != kAtDescriptorOffset) offset += static_cast<uint64_t>(n);
   }
   return true;
 }

@@ -46,6 +46,9 @@ class FileAppender {
   bool append_direct(const char* data, size_t size);
   // Writes [data, data + size) at `offset`: around the page cache while that works.
   bool put(const char* data, size_t size, uint64_t offset);
+  // Writes all of [data, data + size) at `offset`, or where the descriptor is (and moves it) with
+  // kAtDescriptorOffset: a pipe or device has no offset to write at.
+  static constexpr uint64_t kAtDescriptorOffset = UINT64_MAX;
   static bool write_at(int fd, const char* data, size_t size, uint64_t offset);
   void remember_tail(const char* data, size_t size);
   void stop_direct();
