@@ -2,13 +2,20 @@
 # Configures (once) and builds the release tree in build/. Idempotent.
 #
 #   build.sh              everything, tests included (what scripts/test.sh needs)
-#   build.sh --main-job   only what the main job runs: HPROF, the runtime, the demo and jvmprof
+#   build.sh --main-job   what the main job runs and what `cmake --install build` and
+#                         `cpack -G DEB` install: HPROF, the JVMPI runtime, the sample agent, the
+#                         demo and jvmprof (no tests)
+# Installs what is missing first (scripts/deps.sh, with --main-job for --main-job).
 source "$(dirname "$0")/script_args.sh"
 script_args_help "$@"
 targets=()
+deps=--tests
 case "${1:-}" in
   "") ;;
-  --main-job) targets=(hprof hprof_runtime java_demo jvmprof) ;;
+  --main-job)
+    targets=(hprof hprof_runtime jvmpi_sample java_demo jvmprof)
+    deps=--main-job
+    ;;
   *)
     echo "build.sh: unexpected argument '$1' (see build.sh --help)" >&2
     exit 2
@@ -20,7 +27,7 @@ if (($# > 1)); then
 fi
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh "$deps"
 if [ ! -f build/build.ninja ]; then
   # ccache, when the machine has it, makes rebuilds of other checkouts (CI's clean clone) cheap.
   launcher=()

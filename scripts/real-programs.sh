@@ -18,5 +18,5 @@ source "$(dirname "$0")/script_args.sh"
 script_args_help "$@"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-bash "$here/deps.sh"
+bash "$here/deps.sh" --tests
 exec python3 "$here/real_programs.py" --build "${BUILD_DIR:-$here/../build}" "$@"

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# One command for a newcomer: installs what is missing, builds everything, and runs the main job
-# (the bundled demo application under a profiler), leaving its report in demo-output/.
+# One command for a newcomer: installs what the main job lacks (scripts/deps.sh --main-job; the
+# tests' extra packages are left to scripts/test.sh), builds the agents, jvmprof, the sample agent
+# and the demo (scripts/build.sh --main-job: everything `cmake --install build` and
+# `cpack -G DEB` install, not the tests), and runs the main job (scripts/run-demo.sh: the demo
+# application under HPROF), leaving its report and flame graphs in demo-output/.
+# Idempotent; how long it takes: README.md, "Set-up cost".
 source "$(dirname "$0")/script_args.sh"
 script_args "$@"
 set -euo pipefail
