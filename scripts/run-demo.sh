@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: runs the bundled demo application under HPROF (CPU sampling and allocation sites)
-# on the JVMPI runtime, and leaves the report in demo-output/java.hprof.txt and its CPU and
-# allocation flame graphs, one self-contained page, in demo-output/profile.html.
+# The main job: runs the bundled demo application under HPROF (CPU samples every millisecond,
+# allocation sites, monitor contention) on the JVMPI runtime for a few seconds, and leaves the
+# report in demo-output/java.hprof.txt and its CPU, allocation and monitor flame graphs, one
+# self-contained page saying what ran where and how, in demo-output/profile.html.
 # DEMO_BUILD_DIR and DEMO_OUTPUT_DIR (default build/ and demo-output/) let the test suite run it
 # against its own build without writing into the source tree.
 source "$(dirname "$0")/script_args.sh"
@@ -14,9 +15,19 @@ output_dir="${DEMO_OUTPUT_DIR:-$PWD/demo-output}"
 mkdir -p "$output_dir"
 report="$(cd "$output_dir" && pwd)/java.hprof.txt"
 rm -f "$report"
+# interval=1: a sample every millisecond, several thousand over the run; monitor=y: the demo's
+# threads contend on one lock; depth=10: deep enough for the demo's own frames, and the stacks
+# cut there are marked as cut on the page.
+interval=1
+depth=10
+rounds=40
+options="cpu=samples,interval=$interval,depth=$depth,heap=sites,monitor=y"
+started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+start_ns=$(date +%s%N)
 LD_LIBRARY_PATH="$build_dir/lib" "$java_home/bin/java" \
-  "-agentlib:hprof=cpu=samples,heap=sites,depth=6,file=$report" \
-  -cp "$build_dir/java/demo-classes" demo.DemoApp 12
+  "-agentlib:hprof=$options,file=$report" \
+  -cp "$build_dir/java/demo-classes" demo.DemoApp "$rounds"
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 # The first lines of a report section. One awk reading the whole file: a pipe into head would
 # end the writer with SIGPIPE on a long section, which pipefail turns into a failed main job.
 section_head() {
@@ -30,12 +41,24 @@ section_head "SITES"
 echo
 echo "Full report: $report"
 html="$(dirname "$report")/profile.html"
+# The JVM's own name for itself, e.g. "OpenJDK 64-Bit Server VM 17.0.15+6-Debian-1deb12u1".
+jvm=$("$java_home/bin/java" -XshowSettings:properties -version 2>&1 |
+  awk -F' = ' '/^ *java.vm.name = / { name = $2 } /^ *java.runtime.version = / { v = $2 }
+               END { print name " " v }')
 "$build_dir/src/jvmprof/jvmprof" convert --to html --measure cpu-samples --measure alloc-bytes \
-  --measure alloc-objects "$report" "$html"
-echo "Flame graphs (CPU, allocation): $html"
+  --measure alloc-objects --measure monitor-time --depth "$depth" \
+  --context "program=demo.DemoApp $rounds (the bundled demo application)" \
+  --context "date=$started" \
+  --context "duration=$(printf '%d.%03d' $((elapsed_ms / 1000)) $((elapsed_ms % 1000))) s (wall clock, JVM start to exit)" \
+  --context "JVM=$jvm" \
+  --context "HPROF options=-agentlib:hprof=$options" \
+  --context "interval=$interval ms between CPU samples" \
+  --context "depth=$depth frames per stack at most" \
+  "$report" "$html"
+echo "Flame graphs (CPU, allocation, monitors): $html"
 echo
 echo "To watch the demo live instead: start the front end, then the demo sending to it:"
 echo "  $build_dir/src/jvmprof/jvmprof serve      # prints the UI's URL with its token"
 echo "  LD_LIBRARY_PATH=$build_dir/lib $java_home/bin/java \\"
-echo "    -agentlib:hprof=cpu=samples,heap=sites,depth=6,net=127.0.0.1:7370 \\"
-echo "    -cp $build_dir/java/demo-classes demo.DemoApp 12"
+echo "    -agentlib:hprof=$options,net=127.0.0.1:7370 \\"
+echo "    -cp $build_dir/java/demo-classes demo.DemoApp $rounds"

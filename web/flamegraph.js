@@ -41,6 +41,7 @@
   }
 
   function hue(name) {
+    if (name.charAt(0) === '[') return 'hsl(0,0%,82%)';  // a marker such as "[truncated ...]"
     var h = 0;
     for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
     var java = /^(java|javax|jdk|sun)\./.test(name);
@@ -48,9 +49,49 @@
                 : 'hsl(' + (10 + h % 40) + ',80%,' + (58 + h % 14) + '%)';
   }
 
+  // "1 sample", "2 samples": units are plural nouns ("samples", "bytes", "objects", "calls") or
+  // "ms", which has no singular.
+  function count(v, unit) {
+    var u = v === 1 && /[a-z]s$/.test(unit) && unit !== 'ms' ? unit.slice(0, -1) : unit;
+    return v.toLocaleString('en-US') + ' ' + u;
+  }
+
   function fmt(v, unit, total) {
     var pct = total > 0 ? (100 * v / total).toFixed(2) + '%' : '';
-    return v.toLocaleString('en-US') + ' ' + unit + (pct ? ' (' + pct + ')' : '');
+    return count(v, unit) + (pct ? ' (' + pct + ')' : '');
+  }
+
+  // What a measure's leaf frames are: allocation measures end each stack with the allocated
+  // class, monitor time with the contended monitor's class; CPU measures end with a method.
+  function leafKind(measure) {
+    if (/^(alloc|live)-/.test(measure || '')) return 'class';
+    if (measure === 'monitor-time') return 'monitor';
+    return 'method';
+  }
+
+  // For stacks that end in a class (allocations) or a monitor: per site (the method directly
+  // above the leaf) and per leaf name, the value there and the value under it.
+  function sitesAndLeaves(root) {
+    var sites = {}, leaves = {};
+    function row(map, name) { return map[name] || (map[name] = { name: name, self: 0, total: 0 }); }
+    (function walk(node, parent) {
+      var kids = node.c || [];
+      if (!kids.length && parent) {
+        var site = row(sites, parent.n + ' \u2192 ' + node.n);
+        site.self += node.v;
+        site.total += node.v;
+        var leaf = row(leaves, node.n);
+        leaf.self += node.v;
+        leaf.total += node.v;
+        return;
+      }
+      kids.forEach(function (c) { walk(c, node === root ? null : node); });
+    })(root, null);
+    function sorted(map) {
+      return Object.keys(map).map(function (k) { return map[k]; })
+        .sort(function (a, b) { return b.self - a.self || (a.name < b.name ? -1 : 1); });
+    }
+    return { sites: sorted(sites), leaves: sorted(leaves) };
   }
 
   // Hot methods: per name, self and total (total counted once per stack even under recursion).
@@ -132,12 +173,18 @@
     this.info = el('div', 'fg-info', ' ');
     this.graph = el('div', 'fg-graph');
     this.graph.setAttribute('data-measure', this.data.measure || '');
-    var tableTitle = el('h4', null, 'Hot methods (self)');
+    var kind = leafKind(this.data.measure);
+    var tableTitle = el('h4', null, kind === 'class' ? 'Allocation sites (method \u2192 class)'
+                                  : kind === 'monitor' ? 'Contention sites (method \u2192 monitor)'
+                                  : 'Hot methods (self)');
     this.table = el('table', 'fg-table');
+    var leafTitle = el('h4', null, kind === 'class' ? 'Allocated classes' : 'Contended monitors');
+    this.leafTable = kind === 'method' ? null : el('table', 'fg-table fg-leaves');
     var treeTitle = el('h4', null, 'Call tree');
     this.treeBox = el('div', 'fg-tree');
     c.append(bar, this.info, this.graph);
     if (this.options.table !== false) c.append(tableTitle, this.table);
+    if (this.options.table !== false && this.leafTable) c.append(leafTitle, this.leafTable);
     if (this.options.tree !== false) c.append(treeTitle, this.treeBox);
     this.draw();
     if (this.options.table !== false) this.drawTable();
@@ -214,20 +261,35 @@
   };
 
   FlameGraph.prototype.drawTable = function () {
-    var t = this.table, unit = this.data.unit || '', total = this.tree.v;
-    t.textContent = '';
-    var head = el('tr');
-    head.append(el('th', null, 'self'), el('th', null, 'total'), el('th', 'fg-name', 'method'));
-    t.appendChild(head);
-    // A search narrows the table to the matching methods (so rare ones can be found at all).
+    var unit = this.data.unit || '', total = this.tree.v, limit = this.options.tableRows || 50;
+    var kind = leafKind(this.data.measure);
+    // A search narrows the table to the matching rows (so rare ones can be found at all).
     var q = this.query;
-    var rows = hotMethods(this.tree).filter(function (r) { return !q || r.name.indexOf(q) >= 0; });
-    rows.slice(0, this.options.tableRows || 50).forEach(function (r) {
-      var tr = el('tr', 'fg-hot');
-      tr.append(el('td', null, fmt(r.self, unit, total)), el('td', null, fmt(r.total, unit, total)),
-                el('td', 'fg-name', r.name));
-      t.appendChild(tr);
-    });
+    function matching(r) { return !q || r.name.indexOf(q) >= 0; }
+    function fill(t, rows, nameHead, selfHead, totalHead) {
+      t.textContent = '';
+      var head = el('tr');
+      head.append(el('th', null, selfHead));
+      if (totalHead) head.append(el('th', null, totalHead));
+      head.append(el('th', 'fg-name', nameHead));
+      t.appendChild(head);
+      rows.filter(matching).slice(0, limit).forEach(function (r) {
+        var tr = el('tr', 'fg-hot');
+        tr.append(el('td', null, fmt(r.self, unit, total)));
+        if (totalHead) tr.append(el('td', null, fmt(r.total, unit, total)));
+        tr.append(el('td', 'fg-name', r.name));
+        t.appendChild(tr);
+      });
+    }
+    if (kind === 'method') {
+      fill(this.table, hotMethods(this.tree), 'method', 'self', 'total');
+      return;
+    }
+    // Sites and leaves are read from the top-down tree whichever direction is drawn.
+    var split = sitesAndLeaves(this.data.root);
+    fill(this.table, split.sites, kind === 'class' ? 'site \u2192 class' : 'site \u2192 monitor',
+         unit, null);
+    fill(this.leafTable, split.leaves, kind === 'class' ? 'class' : 'monitor', unit, null);
   };
 
   // Call tree as nested <details>, children largest first, opened along the heaviest path.
@@ -247,5 +309,6 @@
     })(box, this.tree, true);
   };
 
-  global.JvmprofFlame = { FlameGraph: FlameGraph, invert: invert, hotMethods: hotMethods };
+  global.JvmprofFlame = { FlameGraph: FlameGraph, invert: invert, hotMethods: hotMethods,
+                          sitesAndLeaves: sitesAndLeaves, count: count };
 })(window);

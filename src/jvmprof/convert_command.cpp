@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -17,27 +18,33 @@ namespace jvmprof {
 namespace {
 
 void usage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: jvmprof convert --to collapsed|pprof|speedscope|html [--measure M]...\n"
-               "                       [--threads] [--diff BASE] IN OUT\n\n"
-               "Converts an HPROF profile (java.hprof.txt from format=a, java.hprof from "
-               "format=b)\nto another viewer's format. OUT '-' is stdout.\n\n"
-               "  --to F        collapsed: folded stacks 'a;b;c N' (FlameGraph, speedscope, "
-               "Perfetto)\n"
-               "                pprof: profile.proto (gzipped when OUT ends in .gz)\n"
-               "                speedscope: speedscope's JSON file format\n"
-               "                html: one self-contained page with interactive flame graphs\n"
-               "  --measure M   what to weigh stacks by (repeatable; collapsed takes one):\n"
-               "                cpu-samples, cpu-calls, cpu-time, alloc-bytes, alloc-objects,\n"
-               "                live-bytes, live-objects, monitor-time. Default: every measure\n"
-               "                the profile has (collapsed: the first of them)\n"
-               "  --threads     collapsed: each stack's thread as its root frame\n"
-               "  --diff BASE   compare IN (after) with the profile BASE (before), one measure\n"
-               "                (default: the first CPU measure both have):\n"
-               "                collapsed: 'a;b;c BEFORE AFTER' per stack (FlameGraph's\n"
-               "                difffolded.pl format), BEFORE scaled to AFTER's total\n"
-               "                html: a differential flame graph (widths of IN, colour by the\n"
-               "                change of each frame's self share) and a table of changes\n");
+  std::fprintf(
+      out,
+      "usage: jvmprof convert --to collapsed|pprof|speedscope|html [--measure M]...\n"
+      "                       [--threads] [--diff BASE] [--context LABEL=VALUE]...\n"
+      "                       [--depth N] IN OUT\n\n"
+      "Converts an HPROF profile (java.hprof.txt from format=a, java.hprof from "
+      "format=b)\nto another viewer's format. OUT '-' is stdout.\n\n"
+      "  --to F        collapsed: folded stacks 'a;b;c N' (FlameGraph, speedscope, "
+      "Perfetto)\n"
+      "                pprof: profile.proto (gzipped when OUT ends in .gz)\n"
+      "                speedscope: speedscope's JSON file format\n"
+      "                html: one self-contained page with interactive flame graphs\n"
+      "  --measure M   what to weigh stacks by (repeatable; collapsed takes one):\n"
+      "                cpu-samples, cpu-calls, cpu-time, alloc-bytes, alloc-objects,\n"
+      "                live-bytes, live-objects, monitor-time. Default: every measure\n"
+      "                the profile has (collapsed: the first of them)\n"
+      "  --threads     collapsed: each stack's thread as its root frame\n"
+      "  --diff BASE   compare IN (after) with the profile BASE (before), one measure\n"
+      "                (default: the first CPU measure both have):\n"
+      "                collapsed: 'a;b;c BEFORE AFTER' per stack (FlameGraph's\n"
+      "                difffolded.pl format), BEFORE scaled to AFTER's total\n"
+      "                html: a differential flame graph (widths of IN, colour by the\n"
+      "                change of each frame's self share) and a table of changes\n"
+      "  --context LABEL=VALUE  html: a line under the page's title (repeatable), e.g.\n"
+      "                'program=demo.DemoApp 12' 'JVM=OpenJDK 17.0.15'\n"
+      "  --depth N     html: HPROF ran with depth=N; stacks of N frames were cut there and\n"
+      "                are drawn under a '[truncated at depth N]' frame, not as roots\n");
 }
 
 bool write_output(const std::string& path, const std::string& bytes, bool gzip) {
@@ -120,6 +127,7 @@ int run_convert(std::span<char* const> args) {
   std::vector<profiles::Measure> measures;
   bool threads = false;
   std::string diff_base;
+  profiles::HtmlOptions html_options;
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
@@ -140,6 +148,24 @@ int run_convert(std::span<char* const> args) {
       }
     } else if (a == "--diff" && i + 1 < args.size()) {
       diff_base = args[++i];
+    } else if (a == "--context" && i + 1 < args.size()) {
+      const std::string v = args[++i];
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::fprintf(stderr, "jvmprof convert: --context takes LABEL=VALUE, not '%s'\n", v.c_str());
+        return 2;
+      }
+      html_options.context.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (a == "--depth" && i + 1 < args.size()) {
+      const std::string v = args[++i];
+      char* end = nullptr;
+      const unsigned long depth = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || depth == 0 || depth > 100000) {
+        std::fprintf(stderr, "jvmprof convert: --depth takes a positive number, not '%s'\n",
+                     v.c_str());
+        return 2;
+      }
+      html_options.cut_depth = depth;
     } else if (a == "--threads") {
       threads = true;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
@@ -196,7 +222,7 @@ int run_convert(std::span<char* const> args) {
     const size_t slash = files[0].find_last_of('/');
     out = profiles::to_html(
         profile, measures,
-        "jvmprof: " + files[0].substr(slash == std::string::npos ? 0 : slash + 1));
+        "jvmprof: " + files[0].substr(slash == std::string::npos ? 0 : slash + 1), html_options);
   }
   const bool gzip =
       to == "pprof" && files[1].size() > 3 && files[1].compare(files[1].size() - 3, 3, ".gz") == 0;

@@ -151,15 +151,32 @@ std::string to_speedscope(const JavaProfile& p, const std::vector<Measure>& meas
 }
 
 std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
-                    const std::string& title) {
+                    const std::string& title, const HtmlOptions& options) {
   std::string data = "[";
   for (size_t i = 0; i < measures.size(); ++i) {
     if (i) data += ",";
-    data += flame_json(p, measures[i]);
+    data += flame_json(p, measures[i], false, options.cut_depth);
   }
   data += "]";
   std::string html;
-  html += html_page_head(title, ".tabs button.on{font-weight:bold}");
+  html += html_page_head(title,
+                         ".tabs button.on{font-weight:bold}"
+                         "\n.context{border-collapse:collapse;margin:0 0 10px}"
+                         "\n.context th{text-align:left;padding:1px 12px 1px 0;color:#555;"
+                         "font-weight:normal}\n.context td{padding:1px 0}");
+  // What was profiled, when and how: the page must make sense away from the run that made it.
+  auto context = options.context;
+  if (options.cut_depth > 0) {
+    context.emplace_back("stacks", "cut at " + std::to_string(options.cut_depth) +
+                                       " frames (depth=); cut stacks are drawn under \"" +
+                                       truncated_frame(options.cut_depth) + "\"");
+  }
+  if (!context.empty()) {
+    html += "\n<table class=\"context\" id=\"context\">";
+    for (const auto& [label, value] : context)
+      html += "\n<tr><th>" + html_escape(label) + "</th><td>" + html_escape(value) + "</td></tr>";
+    html += "\n</table>";
+  }
   html +=
       "\n<div class=\"tabs\" id=\"tabs\"></div>\n"
       "<div id=\"graph\"></div>\n<script type=\"application/json\" "
@@ -177,7 +194,7 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
   }
   views.forEach(function (v, i) {
     var b = document.createElement('button');
-    b.textContent = v.measure + ' (' + v.total.toLocaleString('en-US') + ' ' + v.unit + ')';
+    b.textContent = v.measure + ' (' + JvmprofFlame.count(v.total, v.unit) + ')';
     b.addEventListener('click', function () { show(i); });
     tabs.appendChild(b);
   });

@@ -169,6 +169,7 @@ struct Stack {
   std::vector<std::string> frames;  // root first
   uint64_t weight = 0;
   uint32_t thread = 0;
+  size_t trace_frames = 0;  // frames from the trace (not the leaf class or monitor, not a thread)
 };
 
 std::string_view measure_name(Measure m);  // "cpu-samples", "alloc-bytes", ...
@@ -182,6 +183,13 @@ std::vector<Measure> available_measures(const JavaProfile& p);
 std::vector<Stack> stacks(const JavaProfile& p, Measure m, bool thread_root = false);
 // A frame's label in stacks: method, and for `with_lines` "(Source.java:12)".
 std::string frame_label(const Frame& f, bool with_lines = false);
+// A method name without the run-specific part of a lambda's or a method handle's hidden class
+// ("demo.App$$Lambda$14.0x0000000801001000.run" -> "demo.App$$Lambda.run", as other profilers
+// print them), so one lambda is one frame from run to run. Stacks carry normalised names.
+std::string normalized_method(std::string_view method);
+// The frame that stands for what HPROF's depth= cut off: stacks of `cut_depth` frames are drawn
+// under it instead of as false roots.
+std::string truncated_frame(size_t cut_depth);
 
 // ---- Exports ----
 
@@ -195,11 +203,18 @@ std::string to_speedscope(const JavaProfile& p, const std::vector<Measure>& meas
 // One HTML page with an interactive flame graph per measure; scripts and styles inline, no
 // network. Everything from the profile is escaped (JSON in a script block with '<' escaped, text
 // set through textContent).
+// `context`: (label, value) rows shown under the title (program, date, JVM, interval, depth...);
+// `cut_depth`: HPROF's depth= when known (0: not known), see truncated_frame().
+struct HtmlOptions {
+  std::vector<std::pair<std::string, std::string>> context;
+  size_t cut_depth = 0;
+};
 std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
-                    const std::string& title);
+                    const std::string& title, const HtmlOptions& options = {});
 // The profile's flame data as JSON, the shape both the HTML page and the web UI draw:
 // {"measure","unit","total","root":{"n","v","c":[...]}}; children sorted by name.
-std::string flame_json(const JavaProfile& p, Measure m, bool thread_root = false);
+std::string flame_json(const JavaProfile& p, Measure m, bool thread_root = false,
+                       size_t cut_depth = 0);
 // ---- Differential exports: a base ("before") and a target ("after") profile, one measure ----
 
 // FlameGraph's two-column folded format (what its difffolded.pl writes and flamegraph.pl reads):

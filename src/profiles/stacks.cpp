@@ -33,7 +33,8 @@ std::vector<std::string> root_first(const JavaProfile& p, uint32_t serial) {
     out.push_back("<unknown trace " + std::to_string(serial) + ">");
     return out;
   }
-  for (auto it = t->frames.rbegin(); it != t->frames.rend(); ++it) out.push_back(frame_label(*it));
+  for (auto it = t->frames.rbegin(); it != t->frames.rend(); ++it)
+    out.push_back(normalized_method(frame_label(*it)));
   if (out.empty()) out.push_back("<empty trace>");
   return out;
 }
@@ -106,6 +107,58 @@ std::string frame_label(const Frame& f, bool with_lines) {
   return label;
 }
 
+namespace {
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_letter(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+// Where the run-specific part of a hidden class's name starts in `name[0, end)`, which holds a
+// hidden class name up to its ".0x..." / "/0x..." suffix: "...$$Lambda$14" (JDK 17) or
+// "...$$Lambda" (JDK 21 and later) drop to "...$$Lambda"; "...LambdaForm$MH" keeps its kind.
+std::optional<size_t> hidden_class_cut(std::string_view name, size_t end) {
+  constexpr std::string_view kLambda = "$$Lambda";
+  size_t i = end;
+  while (i > 0 && is_digit(name[i - 1])) --i;
+  if (i < end && i > 0 && name[i - 1] == '$') {
+    if (name.substr(0, i - 1).ends_with(kLambda)) return i - 1;
+  }
+  if (name.substr(0, end).ends_with(kLambda)) return end;
+  i = end;
+  while (i > 0 && is_letter(name[i - 1])) --i;
+  if (i < end && name.substr(0, i).ends_with("LambdaForm$")) return end;
+  return std::nullopt;
+}
+}  // namespace
+
+std::string normalized_method(std::string_view method) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t at = method.find("0x"); at != std::string_view::npos;
+       at = method.find("0x", at + 2)) {
+    if (at == 0 || (method[at - 1] != '.' && method[at - 1] != '/')) continue;
+    size_t hex_end = at + 2;
+    while (hex_end < method.size() && is_hex(method[hex_end])) ++hex_end;
+    if (hex_end == at + 2) continue;
+    const auto cut = hidden_class_cut(method, at - 1);
+    if (!cut || *cut < copied) continue;
+    out.append(method.substr(copied, *cut - copied));
+    copied = hex_end;
+  }
+  if (copied == 0) return std::string(method);
+  out.append(method.substr(copied));
+  return out;
+}
+
+std::string truncated_frame(size_t cut_depth) {
+  return "[truncated at depth " + std::to_string(cut_depth) + "]";
+}
+
 std::vector<Stack> stacks(const JavaProfile& p, Measure m, bool thread_root) {
   std::vector<Stack> out;
   auto cost = [&](const std::optional<CostSection>& section, bool by_time, bool leaf_name) {
@@ -115,6 +168,7 @@ std::vector<Stack> stacks(const JavaProfile& p, Measure m, bool thread_root) {
       s.weight = by_time ? share_of(*section, r) : r.count;
       if (s.weight == 0) continue;
       s.frames = root_first(p, r.trace);
+      s.trace_frames = s.frames.size();
       if (leaf_name) s.frames.push_back(r.name);
       add_thread_root(p, s, r.trace);
       out.push_back(std::move(s));
@@ -146,6 +200,7 @@ std::vector<Stack> stacks(const JavaProfile& p, Measure m, bool thread_root) {
                                                  : site.live_objects;
         if (s.weight == 0) continue;
         s.frames = root_first(p, site.trace);
+        s.trace_frames = s.frames.size();
         s.frames.push_back(site.class_name);
         add_thread_root(p, s, site.trace);
         out.push_back(std::move(s));
@@ -195,12 +250,20 @@ nlohmann::json node_json(const std::string& name, const Node& n) {
 }
 }  // namespace
 
-std::string flame_json(const JavaProfile& p, Measure m, bool thread_root) {
+std::string flame_json(const JavaProfile& p, Measure m, bool thread_root, size_t cut_depth) {
   Node root;
+  const std::string truncated = truncated_frame(cut_depth);
   for (const Stack& s : stacks(p, m, thread_root)) {
     root.value += s.weight;
     Node* n = &root;
-    for (const std::string& f : s.frames) {
+    // A cut stack goes under the marker, after its thread frame when there is one.
+    const bool cut = cut_depth > 0 && s.trace_frames >= cut_depth;
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      const std::string& f = s.frames[i];
+      if (cut && i == (thread_root ? 1 : 0)) {
+        n = &n->children[truncated];
+        n->value += s.weight;
+      }
       n = &n->children[f];
       n->value += s.weight;
     }

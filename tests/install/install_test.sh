@@ -2,8 +2,9 @@
 # Install tests, run by CTest: `cmake --install` to a temporary prefix; `jvmprof install-agent`
 # into a copy of each JDK (17, and 25 when installed), then the demo under -agentlib:hprof and
 # -Xrunhprof from another directory with no LD_LIBRARY_PATH; a foreign file blocks the links;
-# --remove and the install manifest leave no file behind; the Debian package's contents and
-# dependencies (cpack -G DEB, read back with dpkg-deb).
+# --remove and the install manifest leave no file behind; the Debian package's contents,
+# description, licence and dependencies (cpack -G DEB, read back with dpkg-deb), and its postrm,
+# run on links install-agent made into copies of the JDKs, removing those links and nothing else.
 #
 #   install_test.sh BUILD_DIR
 set -euo pipefail
@@ -30,12 +31,14 @@ done
 
 run_dir="$work/elsewhere"
 mkdir -p "$run_dir"
+copies=()
 for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64; do
   if [[ ! -x "$jdk/bin/java" ]]; then
     echo "skipped: $jdk is not installed"
     continue
   fi
-  copy="$work/jdk-$(basename "$jdk")"
+  copy="$work/jvm/$(basename "$jdk")"
+  mkdir -p "$work/jvm"
   # Hard links where the file system allows (a copy of 300 MB otherwise).
   cp -al "$jdk" "$copy" 2> /dev/null || cp -a "$jdk" "$copy"
   "$prefix/bin/jvmprof" install-agent --jdk "$copy" > "$work/link.log" ||
@@ -68,6 +71,8 @@ for jdk in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64;
   [[ ! -e "$copy/lib/libjvmpi.so" ]] || fail "a blocked JDK got some links"
   "$prefix/bin/jvmprof" install-agent --jdk "$copy" --remove > /dev/null 2>&1
   [[ -f "$copy/lib/libhprof.so" ]] || fail "--remove removed a foreign file"
+  rm -f "$copy/lib/libhprof.so"
+  copies+=("$copy")
   echo "ok: $(basename "$jdk")"
 done
 
@@ -92,5 +97,44 @@ grep -q "libstdc++6" <<< "$depends" || fail "Depends lacks libstdc++6: $depends"
 names=$(tr ',|' '\n\n' <<< "$depends" | sed 's/(.*//; s/ //g' | grep -v '^$')
 if grep -Eqx "cmake|ninja-build|g\+\+(-[0-9]+)?|gcc(-[0-9]+)?|clang(-[0-9]+)?|.*-dev" <<< "$names"; then
   fail "build tools among the dependencies: $depends"
+fi
+description=$(dpkg-deb -f "$deb" Description)
+# Two strings in CMake's CPACK_PACKAGE_DESCRIPTION would be joined by a ';' after a space.
+[[ "$description" != *" ;"* ]] || fail "stray ';' in: $description"
+grep -q " ./usr/share/doc/jvmprof/copyright\$" <<< "$contents" || fail "no copyright file in the package"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/jvmprof/copyright | grep -q "^License: Apache-2.0" ||
+  fail "the copyright file names no Apache-2.0 licence"
+
+# Removing the package: its postrm, with /usr/lib/jvm/ and /usr/lib/jvmprof/ moved to this test's
+# JDK copies and a fresh install of the agents, removes the links install-agent made in every
+# JDK, and keeps a foreign file and a link into somewhere else.
+if ((${#copies[@]})); then
+  dpkg-deb -e "$deb" "$work/control"
+  [[ -x "$work/control/postrm" ]] || fail "the package has no executable postrm"
+  cmake --install "$build" --prefix "$prefix" > "$work/install2.log"
+  sed -e "s|/usr/lib/jvm/|$work/jvm/|g" -e "s|/usr/lib/jvmprof/|$prefix/lib/jvmprof/|g" \
+    "$work/control/postrm" > "$work/postrm"
+  for copy in "${copies[@]}"; do
+    "$prefix/bin/jvmprof" install-agent --jdk "$copy" > /dev/null || fail "install-agent into $copy"
+  done
+  first="${copies[0]}"
+  rm "$first/lib/libjvmpi.so"
+  echo foreign > "$first/lib/libjvmpi.so"
+  rm "$first/lib/jvmpi-tracker.jar"
+  ln -s /nonexistent/jvmpi-tracker.jar "$first/lib/jvmpi-tracker.jar"
+  sh "$work/postrm" remove || fail "postrm remove failed"
+  for copy in "${copies[@]}"; do
+    [[ ! -e "$copy/lib/libhprof.so" && ! -L "$copy/lib/libhprof.so" ]] ||
+      fail "postrm left $copy/lib/libhprof.so"
+  done
+  for copy in "${copies[@]:1}"; do
+    for name in libjvmpi.so jvmpi-tracker.jar; do
+      [[ ! -L "$copy/lib/$name" ]] || fail "postrm left $copy/lib/$name"
+    done
+  done
+  [[ "$(cat "$first/lib/libjvmpi.so")" == foreign ]] || fail "postrm touched a foreign file"
+  [[ "$(readlink "$first/lib/jvmpi-tracker.jar")" == /nonexistent/jvmpi-tracker.jar ]] ||
+    fail "postrm removed a link that is not the package's"
+  echo "ok: postrm removed the links in ${#copies[@]} JDK(s)"
 fi
 echo "ok: package $(basename "$deb") (Depends: $depends)"

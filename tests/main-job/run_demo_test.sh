@@ -10,7 +10,7 @@ rc=$?
 fail() { echo "main job: $1"; echo "--- its output:"; echo "$log"; exit 1; }
 [ "$rc" -eq 0 ] || fail "exited with $rc"
 for want in "CPU SAMPLES BEGIN" "SITES BEGIN" "demo.DemoApp" "Full report: $out/java.hprof.txt" \
-  "Flame graphs (CPU, allocation): $out/profile.html" "jvmprof serve"; do
+  "Flame graphs (CPU, allocation, monitors): $out/profile.html" "jvmprof serve"; do
   grep -qF "$want" <<<"$log" || fail "printed no '$want'"
 done
 for want in "JAVA PROFILE 1.0.1" "CPU SAMPLES BEGIN" "CPU SAMPLES END" "SITES BEGIN" "SITES END"; do
