@@ -20,7 +20,7 @@ rm -f "$report"
 # cut there are marked as cut on the page.
 interval=1
 depth=10
-rounds=40
+rounds=60
 options="cpu=samples,interval=$interval,depth=$depth,heap=sites,monitor=y"
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 start_ns=$(date +%s%N)

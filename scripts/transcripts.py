@@ -95,7 +95,9 @@ def run_block(block, build, java_home):
     """The block's commands in a scratch directory; per command, what it printed (lines, with
     the scratch directory's path taken out) and its exit status."""
     outputs = []
-    with tempfile.TemporaryDirectory(prefix="transcript-") as scratch:
+    # Always under /tmp, with a name of one length: the JVM keeps its working directory's path,
+    # so a dump's byte counts follow the path's length.
+    with tempfile.TemporaryDirectory(prefix="transcript-", dir="/tmp") as scratch:
         os.symlink(build, os.path.join(scratch, "build"))
         os.symlink(os.path.join(ROOT, "scripts"), os.path.join(scratch, "scripts"))
         env = dict(os.environ, LC_ALL="C.UTF-8")
