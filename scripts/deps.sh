@@ -16,7 +16,7 @@ source "$(dirname "$0")/script_args.sh"
 script_args_help "$@"
 main_job_packages=(g++ cmake ninja-build ccache pkg-config openjdk-17-jdk-headless libgtest-dev
   nlohmann-json3-dev zlib1g-dev libprotobuf-dev protobuf-compiler libcpp-httplib-dev dpkg-dev file)
-test_packages=(clang libclang-rt-dev visualvm libh2-java liblucene4.10-java libxalan2-java jython
+test_packages=(groff-base clang libclang-rt-dev visualvm libh2-java liblucene4.10-java libxalan2-java jython
   python3 python3-jsonschema python3-selenium chromium chromium-driver golang-go)
 case "${1:-}" in
   --main-job) packages=("${main_job_packages[@]}") ;;

@@ -28,6 +28,16 @@ for f in bin/jvmprof lib/jvmprof/libhprof.so lib/jvmprof/libjvmpi.so lib/jvmprof
   [[ -f "$prefix/$f" ]] || fail "not installed: $f"
 done
 "$prefix/bin/jvmprof" --help > /dev/null || fail "installed jvmprof does not run"
+# The man page: each subcommand's synopsis is one line of its own (on a wide page), not run into
+# its description, and convert's lists --diff.
+man_text=$(GROFF_NO_SGR=1 nroff -Tascii -man -rLL=250n "$prefix/share/man/man1/jvmprof.1" 2> /dev/null |
+  sed 's/.\x08//g')
+for want in "convert --to collapsed|pprof|speedscope|html [--measure M]... [--threads] [--diff BASE]" \
+  "serve [--port P] [--ui-port U] [--bind ADDR] [FILES...]" \
+  "install-agent [--jdk PATH]... [--all] [--dry-run] [--remove]"; do
+  line=$(grep -F -- "$want" <<< "$man_text") || fail "man page: no line '$want'"
+  [[ "$line" =~ (\]|OUT|\.\.\.\])[[:space:]]*$ ]] || fail "man page: synopsis runs on: $line"
+done
 
 run_dir="$work/elsewhere"
 mkdir -p "$run_dir"
