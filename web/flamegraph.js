@@ -126,7 +126,8 @@
     this.data = data;
     this.tree = this.inverted ? invert(data.root) : data.root;
     this.zoomPath = this.zoomPath || [];
-    if (!built) return this.build();
+    // The tables below the graph depend on what the stacks end in (methods, classes, monitors).
+    if (!built || leafKind(data.measure) !== this.kind) return this.build();
     this.draw();
     if (this.options.table !== false) this.drawTable();
     if (this.options.tree !== false) this.drawTree();
@@ -173,7 +174,7 @@
     this.info = el('div', 'fg-info', ' ');
     this.graph = el('div', 'fg-graph');
     this.graph.setAttribute('data-measure', this.data.measure || '');
-    var kind = leafKind(this.data.measure);
+    var kind = this.kind = leafKind(this.data.measure);
     var tableTitle = el('h4', null, kind === 'class' ? 'Allocation sites (method \u2192 class)'
                                   : kind === 'monitor' ? 'Contention sites (method \u2192 monitor)'
                                   : 'Hot methods (self)');
