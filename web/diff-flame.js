@@ -87,9 +87,9 @@
     container.textContent = '';
     container.setAttribute('data-base', options.baseName || '');
     var legend = el('p', 'diff-legend',
-      'after: ' + (options.targetName || 'target') + ' (' + total.toLocaleString('en-US') + ' ' +
-      unit + '), before: ' + (options.baseName || 'base') + ' (' +
-      baseTotal.toLocaleString('en-US') + ' ' + unit + '). Widths: after. Colour: change of the ' +
+      'after: ' + (options.targetName || 'target') + ' (' + global.JvmprofFlame.count(total, unit) +
+      '), before: ' + (options.baseName || 'base') + ' (' +
+      global.JvmprofFlame.count(baseTotal, unit) + '). Widths: after. Colour: change of the ' +
       "frame's self share of its profile's total — red grew, blue shrank.");
     var graphBox = el('div', 'diff-graph');
     container.append(legend, graphBox);
