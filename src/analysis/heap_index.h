@@ -50,6 +50,8 @@ struct DumpHeader {
 };
 
 constexpr uint64_t kNoOffset = ~uint64_t{0};
+// The histogram row of int[]s at G1's filler layout (indexer.cpp, mark_fillers).
+inline constexpr const char* kFillerRow = "int[] (unreachable, G1 filler layout)";
 
 // Counters the indexer keeps for the summary. Damage (dangling references, objects of classes
 // the dump never defined) is counted with the first offending record's offset.

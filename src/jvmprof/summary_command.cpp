@@ -110,8 +110,8 @@ int run(const HeapArgs& args) {
   if (!s.damage_warning.empty()) std::printf("warning:     %s\n", s.damage_warning.c_str());
   if (s.filler_objects > 0)
     std::printf(
-        "G1 filler:   %llu arrays, %llu bytes (dead space the dump wrote as int[], unreachable; "
-        "counted as jdk.internal.vm.FillerElement[], not int[])\n",
+        "G1 filler:   %llu unreachable int[] at G1's filler layout, %llu bytes (dead space the "
+        "dump wrote as int[]): their own histogram row, not int[]\n",
         static_cast<unsigned long long>(s.filler_objects),
         static_cast<unsigned long long>(s.filler_bytes));
   std::printf("index:       %s\n\n", s.index_reused ? "reused" : "built");

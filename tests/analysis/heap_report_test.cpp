@@ -229,8 +229,8 @@ TEST(HeapReport, G1FillerArraysAreCountedApartFromIntArrays) {
   const auto h = d->class_histogram();
   EXPECT_EQ(find(h, "int[]").instances, 2u);
   EXPECT_EQ(find(h, "int[]").shallow_bytes, (16u + 40) + 48);  // int[10]; int[7] padded to 48
-  EXPECT_EQ(find(h, "jdk.internal.vm.FillerElement[]").instances, 2u);
-  EXPECT_EQ(find(h, "jdk.internal.vm.FillerElement[]").shallow_bytes, s.filler_bytes);
+  EXPECT_EQ(find(h, "int[] (unreachable, G1 filler layout)").instances, 2u);
+  EXPECT_EQ(find(h, "int[] (unreachable, G1 filler layout)").shallow_bytes, s.filler_bytes);
 
   auto older = open_scratch(make(false), "no-fillers.hprof");
   EXPECT_EQ(older->summary().filler_objects, 0u);

@@ -130,7 +130,7 @@ TEST(ObjectView, ClassObjectsShowStatics) {
   ASSERT_TRUE(k.has_value());
   EXPECT_EQ(k->kind, ObjectDetail::Kind::kClass);
   EXPECT_EQ(k->class_name, "Registry");
-  EXPECT_EQ(k->object.class_name, "java.lang.Class");
+  EXPECT_EQ(k->object.class_name, "class Registry");  // named for the class it is
   ASSERT_EQ(k->statics.size(), 2u);
   EXPECT_EQ(k->statics[0].name, "first");
   EXPECT_EQ(k->statics[0].target, heap.a);

@@ -76,7 +76,7 @@ def main():
             check(fields.get("next", ("", ""))[1].startswith("hproftest.PlantedHeap$Node 0x"),
                   "next is a link to a Node: %r" % (fields.get("next"),))
             refs = wait_rows(driver, "table.referrer-list")
-            check(any(r[0].startswith("java.lang.Class") and r[1] == "static chain" for r in refs),
+            check(any(r[0].startswith("class hproftest.PlantedHeap ") and r[1] == "static chain" for r in refs),
                   "the class refers to the head through static chain: %r" % (refs,))
             check(bool(driver.find_elements("css selector", ".heap-object pre.path a")),
                   "the path from a GC root links its objects")
