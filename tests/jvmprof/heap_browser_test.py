@@ -61,7 +61,7 @@ def main():
                      "PlantedHeap dumped its heap: " + err[-400:]):
             return 1
 
-        serve = Serve(a.jvmprof, [dump])
+        serve = Serve(a.jvmprof, [dump], work=work)
         port, url = serve.port, serve.url
         driver = start_chromium(work, "1400,1400")
         driver.get(url)
