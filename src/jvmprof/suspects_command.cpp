@@ -65,12 +65,12 @@ int run(const HeapArgs& args) {
   }
   int number = 0;
   for (const auto& s : suspects) {
-    // The holder first: what to look for in the code.
-    std::printf("suspect %d: %s holds %llu bytes (%.1f%% of the heap)\n", ++number,
-                s.held_by.c_str(), static_cast<unsigned long long>(s.distinct_bytes),
-                100 * s.heap_share);
+    // The holder first: what to look for in the code (for a class, its biggest instance's).
     const auto& p = s.accumulation_point;
     if (s.kind == analysis::Suspect::Kind::kObject) {
+      std::printf("suspect %d: %s holds %llu bytes (%.1f%% of the heap)\n", ++number,
+                  s.held_by.c_str(), static_cast<unsigned long long>(s.distinct_bytes),
+                  100 * s.heap_share);
       std::printf("  in %s %s (retains %llu bytes)", s.object.class_name.c_str(),
                   hex_id(s.object.id).c_str(),
                   static_cast<unsigned long long>(s.object.retained_bytes));
@@ -79,11 +79,14 @@ int run(const HeapArgs& args) {
       std::printf("\n  what it retains:\n");
     } else {
       std::printf(
-          "  in %llu instances of %s (%llu bytes retained in all, these outside the suspects "
-          "above); the biggest, %s %s, retains %llu bytes:\n",
-          static_cast<unsigned long long>(s.instances), s.object.class_name.c_str(),
-          static_cast<unsigned long long>(s.object.retained_bytes), p.class_name.c_str(),
-          hex_id(p.id).c_str(), static_cast<unsigned long long>(p.retained_bytes));
+          "suspect %d: %llu instances of %s hold %llu bytes (%.1f%% of the heap) outside the "
+          "suspects above (%llu in all)\n",
+          ++number, static_cast<unsigned long long>(s.instances), s.object.class_name.c_str(),
+          static_cast<unsigned long long>(s.distinct_bytes), 100 * s.heap_share,
+          static_cast<unsigned long long>(s.object.retained_bytes));
+      std::printf("  the biggest, %s %s, held by %s, retains %llu bytes:\n", p.class_name.c_str(),
+                  hex_id(p.id).c_str(), s.held_by.c_str(),
+                  static_cast<unsigned long long>(p.retained_bytes));
     }
     for (const auto& c : s.content)
       std::printf("    %llu bytes in %llu %s\n", static_cast<unsigned long long>(c.shallow_bytes),
