@@ -240,7 +240,10 @@
     api(base + 'summary').then(function (s) {
       if (!stillShown()) return;
       status.textContent = s.objects.toLocaleString('en-US') + ' objects, ' + bytes(s.shallowBytes) +
-        ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots';
+        ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots, ' +
+        s.danglingReferences + ' dangling references' +
+        (s.fillerObjects ? ', ' + s.fillerObjects + ' G1 filler arrays (' + bytes(s.fillerBytes) + ', not int[])' : '');
+      if (s.damageWarning) view.appendChild(el('p', 'heap-warning', 'warning: ' + s.damageWarning));
       var detail = el('div', 'heap-detail');
       view.appendChild(el('h3', null, 'Class histogram'));
       view.appendChild(table('histogram', ['class', 'instances', 'shallow', 'retained'],
@@ -258,8 +261,13 @@
             // The toggle opens the object's dominated children below it (the tree, downwards).
             var cell = el('div', 'domtree-cell');
             var children = el('div', 'domtree-children');
-            cell.append(link(b.object['class'] + ' ' + b.object.id, function () { showObject(base, b.object.id, detail); }),
-                        domToggle(base, b.object.id, children, 1, detail), children);
+            cell.append(link(b.object['class'] + ' ' + b.object.id, function () { showObject(base, b.object.id, detail); }));
+            // The chain of single-child dominators below it (the same bytes), as jvmprof dominators.
+            b.chain.forEach(function (c) {
+              cell.append(' \u2192 ', link(c['class'] + ' ' + c.id, function () { showObject(base, c.id, detail); }));
+            });
+            if (b.chainLength > b.chain.length) cell.append(' \u2192 \u2026 ' + (b.chainLength - b.chain.length) + ' more');
+            cell.append(domToggle(base, b.object.id, children, 1, detail), children);
             return [cell, b.object.retained, b.retainedObjects,
                     b.retainedByClass.map(function (c) { return c.instances + ' ' + c.name; }).join(', ')];
           })));
@@ -272,7 +280,8 @@
       var dup = el('div');
       view.appendChild(dup);
       api(base + 'strings').then(function (r) {
-        dup.appendChild(el('p', null, r.strings + ' strings, ' + bytes(r.wasted) + ' in duplicates'));
+        dup.appendChild(el('p', null, r.strings + ' strings (' + r.unreachable + ' of them unreachable), ' +
+          bytes(r.wasted) + ' in duplicates'));
         dup.appendChild(table('strings', ['value', 'copies', 'wasted bytes'],
           r.top.map(function (d) {
             // The value opens one of the copies in the object view.

@@ -88,7 +88,9 @@ window.JvmprofHeapObject = (function () {
       if (self.history.length) {
         box.appendChild(self.button('back', function () { self.open(self.history.pop(), false); }));
       }
-      var facts = [['kind', d.kind], ['class', d.classId ? self.link(d.object['class'], d.classId) : d.object['class']],
+      // A class object is titled for the class it is ("class LeakApp"); its own class is java.lang.Class.
+      var ownClass = d.kind === 'class' ? 'java.lang.Class' : d.object['class'];
+      var facts = [['kind', d.kind], ['class', d.classId ? self.link(ownClass, d.classId) : ownClass],
         ['shallow size', bytes(d.object.shallow)], ['retained size', bytes(d.object.retained)],
         ['reachable', d.reachable ? 'yes' : 'no (garbage at the time of the dump)'],
         ['immediate dominator', d.dominator ? self.objectLink(d.dominator) : (d.reachable ? 'the GC roots' : '')]];

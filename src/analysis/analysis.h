@@ -51,6 +51,13 @@ struct OpenOptions {
   // ("reading records", "dominators", ...) and its percentage, whenever either changes; each
   // phase ends with 100. Independent of `progress` (stderr).
   std::function<void(const std::string& phase, unsigned percent)> on_progress = nullptr;
+  // Where the index file goes: "" beside the dump (DUMP.jvmprof-index), else
+  // DIR/NAME.jvmprof-index (NAME the dump's file name). DIR must exist.
+  std::string index_dir = {};
+  // Lines for the user, before a new index is built: where it goes and how big it will be, and
+  // which fallback takes it when the file system there lacks room. Null: on stderr if
+  // `progress`, else nowhere.
+  std::function<void(const std::string&)> on_notice = nullptr;
 };
 
 struct DumpSummary {
@@ -70,6 +77,24 @@ struct DumpSummary {
   uint64_t reachable_objects = 0, reachable_bytes = 0;  // strongly or weakly reachable
   uint64_t weakly_reachable_objects = 0;                // only through weak/soft/phantom refs
   uint64_t unreachable_objects = 0, unreachable_bytes = 0;
+  // Damage the indexer met and worked around: references to objects the dump does not hold
+  // (left out of the graph), root records naming none, and instances and arrays of classes the
+  // dump never defined (counted under a class named "<unknown class 0x...>"); each with the byte
+  // offset of the first offending object record (kNoOffset: none).
+  static constexpr uint64_t kNoOffset = ~uint64_t{0};
+  uint64_t dangling_references = 0, unresolved_roots = 0;
+  uint64_t unknown_class_objects = 0, unknown_classes = 0;
+  uint64_t first_dangling_offset = kNoOffset, first_unknown_class_offset = kNoOffset;
+  // One line when the damage is beyond what intact dumps show ("" otherwise): more dangling
+  // references than kDanglingReferencesTolerated, or any object of an undefined class.
+  std::string damage_warning;
+  // Intact jcmd dumps refer to class-data-sharing objects the dumper leaves out: 1222 on JDK 25
+  // (docs/heap-analysis.md, "Damage"); the bound leaves room for a larger archive.
+  static constexpr uint64_t kDanglingReferencesTolerated = 2000;
+  // G1 filler arrays (JDK 19 and later) the heap dumper wrote as int[]: unreachable int[]s that
+  // nothing refers to, of an even length, counted in the histogram as the row
+  // "int[] (unreachable, G1 filler layout)", not as int[] (docs/heap-analysis.md).
+  uint64_t filler_objects = 0, filler_bytes = 0;
 };
 
 struct ClassStats {
@@ -92,6 +117,12 @@ struct BigObject {
   ObjectInfo object;
   uint64_t retained_objects = 0;
   std::vector<ClassStats> retained_by_class;  // the retained set by class, biggest first
+  // Grouped lists only: the chain of single-child dominators below `object` (each the only
+  // object its predecessor dominates, so each retains the same bytes less the shallow sizes
+  // above it), top down, at most kChainShown of them; chain_length counts them all.
+  static constexpr size_t kChainShown = 16;
+  std::vector<ObjectInfo> chain;
+  uint64_t chain_length = 0;
 };
 
 // One step of a path from a GC root: `via` is how the previous object refers to this one
@@ -111,18 +142,35 @@ struct DuplicateString {
 };
 
 struct StringReport {
+  // Every String in the dump is counted, as jcmd's histogram counts them: `unreachable_strings`
+  // of them are garbage the dump still held (a dump taken without a full GC, or HPROF's).
+  uint64_t unreachable_strings = 0;
   uint64_t strings = 0, distinct_values = 0, duplicated_strings = 0, wasted_bytes = 0;
   std::vector<DuplicateString> top;
 };
 
 struct Suspect {
   enum class Kind { kObject, kClass } kind = Kind::kObject;
-  ObjectInfo object;                // kObject: the object; kClass: name and retained bytes
-  uint64_t instances = 0;           // kClass: instances of the class
-  double heap_share = 0;            // retained / reachable bytes
-  ObjectInfo accumulation_point;    // where the retained bytes pile up (kObject)
+  // kObject: the suspect object, the top of the chain of single-child dominators above the
+  // accumulation point (the HashMap above its table); kClass: name and retained bytes.
+  ObjectInfo object;
+  uint64_t instances = 0;  // kClass: instances of the class
+  // The bytes this suspect alone accounts for (kClass: its instances' retained bytes outside
+  // every object suspect), and their share of the reachable heap; suspects are ranked by it.
+  uint64_t distinct_bytes = 0;
+  double heap_share = 0;
+  ObjectInfo accumulation_point;    // where the retained bytes pile up (kClass: the biggest)
   std::vector<ClassStats> content;  // the accumulation point's retained set by class
   RootPath path;                    // shortest path from a GC root to the accumulation point
+  // Who holds it, first of all: the object referring to `object` (kClass: to the biggest
+  // instance) on that path and how, e.g. "static RESULT_CACHE of class LeakApp",
+  // "field cache of org.h2.Foo 0x1234", "GC root (system class)".
+  std::optional<ObjectInfo> holder;  // none when a GC root refers to it
+  std::string holder_via;            // "static RESULT_CACHE", "cache", "[3]"; a root: its kind
+  std::string held_by;               // the phrase above
+  // Classes whose instances would have been suspects of their own but are, for the most part,
+  // this suspect's memory: merged here, with their instances and shallow bytes inside it.
+  std::vector<ClassStats> merged_classes;
 };
 
 struct ClassDiff {
@@ -195,8 +243,11 @@ class HeapDump {
   DumpSummary summary() const;
   // Every class with at least one instance, by shallow bytes, biggest first.
   std::vector<ClassStats> class_histogram() const;
-  // The objects with the largest retained sizes, biggest first.
-  std::vector<BigObject> biggest_objects(size_t count, size_t classes_per_object) const;
+  // The objects with the largest retained sizes, biggest first. `group_chains`: an object that
+  // is the only one its immediate dominator dominates is not an entry of its own but part of
+  // that dominator's chain (BigObject::chain): one entry per chain, headed by its top.
+  std::vector<BigObject> biggest_objects(size_t count, size_t classes_per_object,
+                                         bool group_chains = false) const;
   std::optional<ObjectInfo> object(uint64_t id) const;
   // Instances of the class with this Java name (all classes of that name), biggest retained
   // first, at most `limit`.

@@ -84,15 +84,22 @@ class Cursor {
   [[noreturn]] void fail(const std::string& problem) const {
     fail_at(pos_, record_, record_offset_, problem);
   }
+  // A read past the end of the file itself is a cut-off file, and said so; past the end of a
+  // record inside the file, a record that does not hold what it claims.
   [[noreturn, gnu::cold, gnu::noinline]] void fail_short(uint64_t n, const char* what) const {
     fail(std::string(what) + " needs " + std::to_string(n) + " bytes, " +
-         std::to_string(end_ - pos_) + " left in the record");
+         (end_ == file_.size()
+              ? "but the file ends at byte " + std::to_string(end_) + " (truncated?)"
+              : std::to_string(end_ - pos_) + " left in the record"));
   }
   [[noreturn, gnu::cold, gnu::noinline]] void fail_items(uint64_t count, uint64_t item_size,
                                                          const char* what) const {
     fail(std::string(what) + ": " + std::to_string(count) + " items of " +
          std::to_string(item_size) + " bytes do not fit in the " + std::to_string(end_ - pos_) +
-         " bytes left in the record");
+         " bytes left in the " +
+         (end_ == file_.size()
+              ? "file, which ends at byte " + std::to_string(end_) + " (truncated?)"
+              : std::string("record")));
   }
 
  private:

@@ -49,7 +49,18 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
   impl->gzip = detail::MappedFile::is_gzip(path);
   const detail::DumpIdentity identity{static_cast<uint64_t>(st.st_size),
                                       int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
-  const std::string index_path = path + ".jvmprof-index";
+  std::string index_path = path + ".jvmprof-index";
+  if (!options.index_dir.empty()) {
+    struct stat dir;
+    if (::stat(options.index_dir.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode))
+      throw Error(options.index_dir + ": not a directory (for the index file)");
+    const size_t slash = path.rfind('/');
+    index_path = options.index_dir + "/" +
+                 (slash == std::string::npos ? path : path.substr(slash + 1)) + ".jvmprof-index";
+  }
+  detail::NoticeFn notice = options.on_notice;
+  if (!notice && options.progress)
+    notice = [](const std::string& line) { std::fprintf(stderr, "jvmprof: %s\n", line.c_str()); };
   if (use_index_file) {
     impl->index = detail::load_index(index_path, identity);
     impl->index_reused = impl->index != nullptr;
@@ -58,13 +69,13 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
       // that fails has the index rebuilt from the dump (and saved again), as at open.
       detail::LazySections& lazy = *impl->index->lazy;
       lazy.mu = &impl->lazy_mu;
-      lazy.rebuild = [dump = impl.get(), index_path, identity, shown = options.progress] {
+      lazy.rebuild = [dump = impl.get(), index_path, identity, shown = options.progress, notice] {
         detail::Progress progress(shown);
         detail::ProgressFn report = [&](const char* phase, uint64_t done, uint64_t total) {
           progress.update(phase, done, total);
         };
         auto fresh = std::make_unique<detail::HeapIndex>(
-            detail::build_index(dump->dump(), report, index_path, true, identity));
+            detail::build_index(dump->dump(), report, index_path, true, identity, notice));
         progress.finish();
         return fresh;
       };
@@ -79,7 +90,7 @@ std::unique_ptr<HeapDump> HeapDump::open(const std::string& given, const OpenOpt
     std::span<const uint8_t> bytes = impl->dump();
     try {
       impl->index = std::make_unique<detail::HeapIndex>(
-          detail::build_index(bytes, report, index_path, use_index_file, identity));
+          detail::build_index(bytes, report, index_path, use_index_file, identity, notice));
       progress.finish();
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
@@ -104,8 +115,29 @@ uint64_t HeapDump::Impl::id_of(uint32_t node) const {
   return detail::load_be(file.data() + at + 1, ids);
 }
 
-const std::string& HeapDump::Impl::class_name(uint32_t node) const {
-  return ix().classes[ix().node_class()[node]].name;
+// A class object is named for the class it is ("class LeakApp", as MAT and VisualVM show it),
+// not for its own class, java.lang.Class: a leak held by a static field then names its class.
+std::string HeapDump::Impl::class_name(uint32_t node) const {
+  const uint32_t k = ix().node_class()[node];
+  if (k == ix().class_class) {
+    const uint32_t named = class_of_object(node);
+    if (named != kNone) return "class " + ix().classes[named].name;
+  }
+  return ix().classes[k].name;
+}
+
+uint32_t HeapDump::Impl::class_of_object(uint32_t node) const {
+  std::lock_guard lock(lazy_mu);
+  if (!class_objects_) {
+    auto table = std::make_unique<std::vector<std::pair<uint32_t, uint32_t>>>();
+    for (uint32_t k = 0; k < ix().classes.size(); ++k)
+      if (ix().classes[k].object != kNone) table->emplace_back(ix().classes[k].object, k);
+    std::sort(table->begin(), table->end());
+    class_objects_ = std::move(table);
+  }
+  auto it = std::lower_bound(class_objects_->begin(), class_objects_->end(),
+                             std::pair<uint32_t, uint32_t>{node, 0});
+  return it != class_objects_->end() && it->first == node ? it->second : kNone;
 }
 
 ObjectInfo HeapDump::Impl::info(uint32_t node) const {
@@ -224,6 +256,35 @@ std::vector<ClassStats> HeapDump::Impl::retained_by_class(uint32_t node, size_t 
   return out;
 }
 
+namespace {
+
+std::string damage_warning(const DumpSummary& s) {
+  std::string out;
+  char buf[200];
+  if (s.dangling_references > DumpSummary::kDanglingReferencesTolerated) {
+    std::snprintf(buf, sizeof buf,
+                  "%llu references to objects not in the dump (intact jcmd dumps have at most "
+                  "%llu; the first is in the object record at byte %llu)",
+                  static_cast<unsigned long long>(s.dangling_references),
+                  static_cast<unsigned long long>(DumpSummary::kDanglingReferencesTolerated),
+                  static_cast<unsigned long long>(s.first_dangling_offset));
+    out = buf;
+  }
+  if (s.unknown_class_objects > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "%llu objects of %llu classes the dump never defined (the first is the object "
+                  "record at byte %llu)",
+                  static_cast<unsigned long long>(s.unknown_class_objects),
+                  static_cast<unsigned long long>(s.unknown_classes),
+                  static_cast<unsigned long long>(s.first_unknown_class_offset));
+    out += (out.empty() ? "" : " and ") + std::string(buf);
+  }
+  if (!out.empty()) out = "damaged dump? " + out + ": sizes and paths near them may be wrong";
+  return out;
+}
+
+}  // namespace
+
 DumpSummary HeapDump::summary() const {
   const auto& ix = impl_->ix();
   DumpSummary s;
@@ -248,6 +309,16 @@ DumpSummary HeapDump::summary() const {
   s.unreachable_objects = saved.unreachable_objects;
   s.unreachable_bytes = saved.unreachable_bytes;
   s.weakly_reachable_objects = ix.counts.weakly_reachable;
+  const detail::IndexCounts& c = ix.counts;
+  s.dangling_references = c.dangling_refs;
+  s.unresolved_roots = c.unresolved_roots;
+  s.unknown_class_objects = c.unknown_class_objects;
+  s.unknown_classes = c.unknown_classes;
+  s.first_dangling_offset = c.first_dangling;
+  s.first_unknown_class_offset = c.first_unknown_class;
+  s.filler_objects = c.filler_objects;
+  s.filler_bytes = c.filler_bytes;
+  s.damage_warning = damage_warning(s);
   // Last: a section that failed its check above had the index rebuilt.
   s.index_reused = impl_->index_reused && !ix.rebuilt();
   return s;
@@ -263,14 +334,18 @@ std::vector<ClassStats> HeapDump::class_histogram() const {
   return out;
 }
 
-std::vector<BigObject> HeapDump::biggest_objects(size_t count, size_t classes_per_object) const {
+std::vector<BigObject> HeapDump::biggest_objects(size_t count, size_t classes_per_object,
+                                                 bool group_chains) const {
   const auto& ix = impl_->ix();
+  const Impl::Tree* tree = group_chains ? &impl_->tree() : nullptr;
+  auto single_child = [&](uint32_t v) { return tree->begin[v + 1] - tree->begin[v] == 1; };
   using Entry = std::pair<uint64_t, uint32_t>;  // retained, node; min-heap of the best so far
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> best;
   const auto idom = ix.idom();
   const auto retained = ix.retained();
   for (uint32_t v = 0; v < ix.node_count && count > 0; ++v) {
     if (idom[v] == kNone) continue;
+    if (tree && idom[v] != ix.node_count && single_child(idom[v])) continue;  // in a chain
     Entry e{retained[v], ~v};  // ~v: among equals, the earlier object wins
     if (best.size() < count)
       best.push(e);
@@ -284,6 +359,11 @@ std::vector<BigObject> HeapDump::biggest_objects(size_t count, size_t classes_pe
     BigObject b;
     b.object = impl_->info(v);
     b.retained_by_class = impl_->retained_by_class(v, classes_per_object, &b.retained_objects);
+    if (tree)
+      for (uint32_t u = v; single_child(u); ++b.chain_length) {
+        u = tree->child[tree->begin[u]];
+        if (b.chain.size() < BigObject::kChainShown) b.chain.push_back(impl_->info(u));
+      }
     out.push_back(std::move(b));
   }
   std::reverse(out.begin(), out.end());

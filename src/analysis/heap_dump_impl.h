@@ -36,7 +36,11 @@ struct HeapDump::Impl {
   const detail::HeapIndex& ix() const { return *index; }
   uint64_t id_of(uint32_t node) const;
   ObjectInfo info(uint32_t node) const;
-  const std::string& class_name(uint32_t node) const;
+  // "class NAME" for a class object; else its class's name.
+  std::string class_name(uint32_t node) const;
+  // The class whose class object is `node` (kNone if it is none's); a sorted table built once.
+  uint32_t class_of_object(uint32_t node) const;
+  mutable std::unique_ptr<std::vector<std::pair<uint32_t, uint32_t>>> class_objects_;
   uint32_t find_node(uint64_t id) const;  // kNone if absent; O(1): the id table
   const std::vector<ClassStats>& class_stats() const;
   // Retained set of `node` by class, biggest first; `objects` gets its size.

@@ -49,13 +49,24 @@ struct DumpHeader {
   uint64_t timestamp_ms = 0;
 };
 
-// Counters the indexer keeps for the summary.
+constexpr uint64_t kNoOffset = ~uint64_t{0};
+// The histogram row of int[]s at G1's filler layout (indexer.cpp, mark_fillers).
+inline constexpr const char* kFillerRow = "int[] (unreachable, G1 filler layout)";
+
+// Counters the indexer keeps for the summary. Damage (dangling references, objects of classes
+// the dump never defined) is counted with the first offending record's offset.
 struct IndexCounts {
   uint64_t unresolved_roots = 0;  // root records naming objects not in the dump
   uint64_t dangling_refs = 0;     // references to objects not in the dump
   uint64_t duplicate_ids = 0;
   uint64_t strongly_reachable = 0;
   uint64_t weakly_reachable = 0;
+  uint64_t unknown_class_objects = 0;        // instances and arrays of classes with no CLASS DUMP
+  uint64_t unknown_classes = 0;              // distinct such class ids
+  uint64_t first_dangling = kNoOffset;       // sub-record holding the first dangling reference
+  uint64_t first_unknown_class = kNoOffset;  // sub-record of the first such object
+  uint64_t filler_objects = 0;               // G1 filler arrays dumped as int[] (see mark_fillers)
+  uint64_t filler_bytes = 0;
 };
 
 // What summary() and the class histogram report, a pure function of the index: computed once
@@ -192,9 +203,30 @@ struct DumpIdentity {
 // writes from a small buffer: no array growing by doubling, no copy afterwards); once the count
 // is known, reserve() places the other sections after them, reserves their space up front
 // (posix_fallocate, so writing through the mapping cannot fault) and maps the file.
+// A line for the user about where the index goes (OpenOptions::on_notice); may be empty.
+using NoticeFn = std::function<void(const std::string&)>;
+
+// The index file's size, estimated from the dump's before it is read: 1.13x the dump, the
+// largest ratio measured (docs/heap-analysis.md, "Where the index goes").
+uint64_t estimated_index_bytes(uint64_t dump_bytes);
+
+// Where a new index starts (IndexBuilder's places: 0 the saved file beside the dump, 2 a
+// scratch file in $TMPDIR, 3 memory) and the line saying so: the saved file when the file system
+// of `index_path` has `estimate` bytes free (`room_in(dir)`: free bytes), else the first
+// fallback that has them. A scratch index (save false) with room says nothing.
+struct IndexPlace {
+  int place = 0;
+  std::string notice;
+};
+IndexPlace plan_index_place(const std::string& index_path, bool save, uint64_t estimate,
+                            const std::function<uint64_t(const std::string&)>& room_in);
+
 class IndexBuilder {
  public:
-  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump);
+  // Says where the index goes and, when the file system beside it has less room than
+  // `estimate`, starts at the first fallback place that has it (and says so).
+  IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
+               uint64_t estimate = 0, const NoticeFn& notice = nullptr);
   ~IndexBuilder();
   IndexBuilder(const IndexBuilder&) = delete;
   IndexBuilder& operator=(const IndexBuilder&) = delete;
@@ -229,6 +261,8 @@ class IndexBuilder {
   }
   bool next_file();
   int open_place(int place);
+  void choose_first_place(uint64_t estimate);
+  NoticeFn notice_;
   bool map_reserved();
 
   std::string index_path_;
@@ -247,7 +281,8 @@ class IndexBuilder {
 // Builds the index of the dump in `file` (a whole mapped dump), saved at `index_path` if `save`
 // (see IndexBuilder). Throws Error on malformed input.
 HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
-                      const std::string& index_path, bool save, const DumpIdentity& dump);
+                      const std::string& index_path, bool save, const DumpIdentity& dump,
+                      const NoticeFn& notice = nullptr);
 // The summary of `index` computed from its node sections and dominator tree: every object is
 // visited (and the tree built, 8 bytes per object while it runs). The builder of the saved
 // summary section, and the reference the tests compare that section with.

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,8 +29,9 @@ namespace analysis::detail {
 namespace {
 
 constexpr char kMagic[8] = {'J', 'V', 'M', 'P', 'I', 'D', 'X', '\n'};
-// 2: the id table section; 3: a checksum per section; 4: the summary section.
-constexpr uint32_t kVersion = 4;
+// 2: the id table section; 3: a checksum per section; 4: the summary section; 5: the damage
+// counts (unknown classes, first offending records) and G1 fillers in the header.
+constexpr uint32_t kVersion = 5;
 constexpr uint32_t kEndianMark = 0x01020304;
 constexpr int kSections = 12;
 static_assert(kSections == kSectionCount);
@@ -51,7 +53,7 @@ struct FileHeader {
   uint32_t id_size;
   uint32_t node_count;
   uint64_t timestamp_ms;
-  uint64_t counts[5];
+  uint64_t counts[11];
   uint32_t class_class;
   uint32_t class_count;
   Section sections[kSections];
@@ -261,8 +263,73 @@ int scratch_file(const std::string& near) {
 
 }  // namespace
 
-IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump)
-    : index_path_(index_path), save_(save), dump_(dump) {
+uint64_t estimated_index_bytes(uint64_t dump_bytes) {
+  return dump_bytes / 100 * 113 + 4096;
+}
+
+namespace {
+
+std::string temp_dir() {
+  const char* dir = std::getenv("TMPDIR");
+  return dir && *dir ? dir : "/tmp";
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Free bytes for an unprivileged writer on the file system of `dir`; unknown counts as plenty.
+uint64_t free_bytes(const std::string& dir) {
+  struct statvfs v;
+  if (::statvfs(dir.c_str(), &v) != 0) return ~uint64_t{0};
+  return uint64_t{v.f_bavail} * v.f_frsize;
+}
+
+std::string megabytes(uint64_t bytes) {
+  char buf[32];
+  if (bytes >= (uint64_t{10} << 30))
+    std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+IndexPlace plan_index_place(const std::string& index_path, bool save, uint64_t estimate,
+                            const std::function<uint64_t(const std::string&)>& room_in) {
+  const std::string here = dir_of(index_path);
+  const uint64_t room = room_in(here);
+  const std::string size = "about " + megabytes(estimate);
+  if (room >= estimate)
+    return {0, save ? "writing the index " + index_path + " (" + size +
+                          "; --index-dir DIR puts it elsewhere, --no-index writes none)"
+                    : ""};
+  const std::string tmp = temp_dir();
+  const uint64_t tmp_room = room_in(tmp);
+  const std::string lacking =
+      "only " + megabytes(room) + " free in " + here + ", the index needs " + size + ": ";
+  if (tmp_room >= estimate)
+    return {2, lacking + "building it in an unlinked scratch file in " + tmp + " (" +
+                   megabytes(tmp_room) + " free), not saved"};
+  return {3, lacking + "building it in memory (" + tmp + " has only " + megabytes(tmp_room) +
+                 " free), not saved"};
+}
+
+// Before anything is written: where the index goes, how big it will be, and, when the file
+// system there lacks the room, which fallback takes it instead (open_place's places 2 and 3).
+void IndexBuilder::choose_first_place(uint64_t estimate) {
+  if (estimate == 0) return;
+  const IndexPlace plan = plan_index_place(index_path_, save_, estimate, free_bytes);
+  place_ = plan.place;
+  if (notice_ && !plan.notice.empty()) notice_(plan.notice);
+}
+
+IndexBuilder::IndexBuilder(const std::string& index_path, bool save, const DumpIdentity& dump,
+                           uint64_t estimate, const NoticeFn& notice)
+    : notice_(notice), index_path_(index_path), save_(save), dump_(dump) {
+  choose_first_place(estimate);
   if (!next_file())
     throw Error(std::string("cannot create a file for the index (nor one in memory): ") +
                 std::strerror(errno));
@@ -322,7 +389,14 @@ bool IndexBuilder::next_file() {
       }
       continue;
     }
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) {
+      ::close(fd_);
+      static const char* const kPlaces[] = {"", "an unlinked scratch file beside the index path",
+                                            "an unlinked scratch file in $TMPDIR", "memory"};
+      if (notice_)
+        notice_(std::string("could not go on writing the index (") + std::strerror(err) +
+                "): building it in " + kPlaces[place] + ", not saved");
+    }
     if (place != 0 && !tmp_before.empty()) {
       ::unlink(tmp_before.c_str());  // the saved index's temporary, given up
       tmp_path_.clear();
@@ -427,8 +501,10 @@ void IndexBuilder::finish(HeapIndex& index, uint64_t edge_count) {
     h.node_count = static_cast<uint32_t>(n_);
     h.timestamp_ms = index.header.timestamp_ms;
     const IndexCounts& c = index.counts;
-    uint64_t counts[5] = {c.unresolved_roots, c.dangling_refs, c.duplicate_ids,
-                          c.strongly_reachable, c.weakly_reachable};
+    uint64_t counts[11] = {c.unresolved_roots,   c.dangling_refs,    c.duplicate_ids,
+                           c.strongly_reachable, c.weakly_reachable, c.unknown_class_objects,
+                           c.unknown_classes,    c.first_dangling,   c.first_unknown_class,
+                           c.filler_objects,     c.filler_bytes};
     std::memcpy(h.counts, counts, sizeof counts);
     h.class_class = index.class_class;
     h.class_count = static_cast<uint32_t>(index.classes.size());
@@ -697,7 +773,8 @@ std::unique_ptr<HeapIndex> load_index(const std::string& path, const DumpIdentit
   std::optional<IndexSummary> summary = decode_summary(summary_bytes, n, h.class_count);
   if (!summary) return nullptr;
   index->summary = std::move(*summary);
-  index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4]};
+  index->counts = {h.counts[0], h.counts[1], h.counts[2], h.counts[3], h.counts[4], h.counts[5],
+                   h.counts[6], h.counts[7], h.counts[8], h.counts[9], h.counts[10]};
   index->lazy = std::make_unique<LazySections>();
   index->lazy->path = path;
   for (int i = 0; i < kSections; ++i) index->lazy->checksum[i] = h.sections[i].checksum;

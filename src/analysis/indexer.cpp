@@ -159,9 +159,11 @@ class Indexer {
   Indexer(std::span<const uint8_t> file, const ProgressFn& progress)
       : file_(file), progress_(progress) {}
 
-  HeapIndex build(const std::string& index_path, bool save, const DumpIdentity& dump) {
+  HeapIndex build(const std::string& index_path, bool save, const DumpIdentity& dump,
+                  const NoticeFn& notice) {
     read_header();
-    out_ = std::make_unique<IndexBuilder>(index_path, save, dump);
+    out_ = std::make_unique<IndexBuilder>(index_path, save, dump,
+                                          estimated_index_bytes(file_.size()), notice);
     offset_batch_.reserve(kOffsetBatch);
     scan_records();
     flush_offsets();
@@ -181,6 +183,7 @@ class Indexer {
     if (progress_) progress_("reading objects", 0, 1);
     read_objects();
     compute_dominators_and_retained();
+    mark_fillers();
     if (out_->saving() && progress_) progress_("saving index", 0, 1);
     out_->finish(index_, edge_count_);
     return std::move(index_);
@@ -469,7 +472,11 @@ class Indexer {
   // A class made up for objects whose class was not dumped.
   uint32_t undumped_class(uint64_t class_id, ClassKind kind) {
     auto [it, inserted] = undumped_.try_emplace(class_id, kNone);
+    ++index_.counts.unknown_class_objects;
+    if (index_.counts.first_unknown_class == kNoOffset)
+      index_.counts.first_unknown_class = current_offset_;
     if (inserted) {
+      ++index_.counts.unknown_classes;
       ClassInfo info;
       info.id = class_id;
       info.name = class_name_of(class_id);
@@ -526,7 +533,11 @@ class Indexer {
     if (target != kNone)
       push_edge(target);
     else if (id != 0)
-      ++index_.counts.dangling_refs;
+      dangling();
+  }
+
+  [[gnu::cold, gnu::noinline]] void dangling() {
+    if (index_.counts.dangling_refs++ == 0) index_.counts.first_dangling = current_offset_;
   }
 
   void read_objects() {
@@ -539,6 +550,7 @@ class Indexer {
     for (uint32_t v = 0; v < n; ++v) {
       edge_begin[v] = edge_count_;
       const uint64_t start = offset_[v];
+      current_offset_ = start;
       const uint8_t* p = file_.data() + start;
       switch (p[0]) {
         case kSubInstance: {
@@ -649,6 +661,46 @@ class Indexer {
     index_.counts.weakly_reachable = weak;
   }
 
+  // JDK 19 and later fill dead heap space (G1's, mostly) with arrays of the VM's filler class
+  // (jcmd's histogram: [Ljdk.internal.vm.FillerElement;), which the heap dumper writes as
+  // int[]: on a Lucene dump int[] showed 3.8x its real size. A filler is unreachable, nothing
+  // refers to it, and it fills whole heap words (16 + 4 x length a multiple of 8: an even
+  // length, no alignment padding). In a dump of a VM that has the filler classes
+  // (jdk.internal.vm.FillerObject is loaded) such int[]s get a histogram row of their own. The
+  // dump cannot tell them from int[]s only the VM refers to (class data sharing's archived
+  // objects the dumper leaves out): on the JDK 25 G1 test dump 1318 int[] match, jcmd counts 201
+  // fillers; so the row is named for the layout, not the class.
+  void mark_fillers() {
+    bool vm_has_fillers = false;
+    for (const auto& [class_id, name_id] : load_class_)
+      if (utf8(name_id) == "jdk/internal/vm/FillerObject") vm_has_fillers = true;
+    if (!vm_has_fillers) return;
+    const uint32_t ints = prim_class_[10];
+    const uint32_t n = index_.node_count;
+    std::span<uint32_t> node_class = out_->node_class();
+    std::span<const uint32_t> idom = out_->idom(), size8 = out_->node_size8();
+    std::vector<bool> referenced(n);
+    std::span<const uint32_t> targets = out_->edge_target().first(edge_count_);
+    for (uint32_t target : targets) referenced[target] = true;
+    for (const Edge& e : owned_->weak_edges) referenced[e.to] = true;
+    uint32_t filler = kNone;
+    for (uint32_t v = 0; v < n; ++v) {
+      if (node_class[v] != ints || idom[v] != kNone || referenced[v]) continue;
+      const uint32_t length = load_u4(file_.data() + offset_[v] + 1 + id_size_ + 4);
+      if (length % 2 != 0) continue;
+      if (filler == kNone) {
+        ClassInfo info;
+        info.name = kFillerRow;
+        info.kind = ClassKind::kPrimitiveArray;
+        info.element_type = 10;
+        filler = add_class(std::move(info));
+      }
+      node_class[v] = filler;
+      ++index_.counts.filler_objects;
+      index_.counts.filler_bytes += uint64_t{size8[v]} * 8;
+    }
+  }
+
   void report(const char* phase, uint64_t done, uint64_t total) {
     if (progress_ && (done & 0xFFFF) == 0) progress_(phase, done, total);
   }
@@ -664,6 +716,7 @@ class Indexer {
   uint64_t max_edges_ = 0;            // reference slots counted in pass 1
   uint64_t edge_count_ = 0;
   std::span<uint32_t> edge_target_;
+  uint64_t current_offset_ = 0;  // pass 2: the sub-record being read, for the damage counts
 
   std::vector<Utf8Ref> utf8_;
   std::vector<std::pair<uint64_t, uint64_t>> load_class_;  // class id, name id
@@ -689,8 +742,9 @@ class Indexer {
 }  // namespace
 
 HeapIndex build_index(std::span<const uint8_t> file, const ProgressFn& progress,
-                      const std::string& index_path, bool save, const DumpIdentity& dump) {
-  return Indexer(file, progress).build(index_path, save, dump);
+                      const std::string& index_path, bool save, const DumpIdentity& dump,
+                      const NoticeFn& notice) {
+  return Indexer(file, progress).build(index_path, save, dump, notice);
 }
 
 const char* primitive_name(uint8_t type) {

@@ -1,6 +1,8 @@
 // Paths from GC roots (breadth-first over strong references) and leak suspects.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <unordered_map>
 
 #include "byte_reader.h"
 #include "heap_dump_impl.h"
@@ -172,6 +174,34 @@ std::vector<RootPath> HeapDump::Impl::paths_to(uint32_t node, size_t max_paths) 
   return out;
 }
 
+namespace {
+
+std::string hex(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+// The holder first, in words: "static RESULT_CACHE of class LeakApp", "field cache of Foo 0x12",
+// "element [3] of java.lang.Object[] 0x40", "GC root (JNI global)".
+std::string held_by_phrase(const Suspect& s) {
+  if (s.path.empty()) return "no strong path (reachable only through weak references)";
+  if (!s.holder) return "GC root (" + s.holder_via + ")";
+  const ObjectInfo& h = *s.holder;
+  const std::string who =
+      h.class_name.starts_with("class ") ? h.class_name : h.class_name + " " + hex(h.id);
+  const std::string& via = s.holder_via;
+  if (via.starts_with("static ") || via.starts_with("<")) return via + " of " + who;
+  if (via.starts_with("[")) return "element " + via + " of " + who;
+  return "field " + via + " of " + who;
+}
+
+}  // namespace
+
+// Suspects are ranked by the bytes each alone accounts for. Object suspects are disjoint (none
+// is below another: its child on the way would retain the threshold too); a class suspect
+// counts only its instances' bytes outside them, and a class whose bytes are mostly inside
+// object suspects is the same memory: merged into them, not listed again.
 std::vector<Suspect> HeapDump::suspects(double threshold) const {
   const auto& x = impl_->ix();
   const uint32_t n = x.node_count;
@@ -183,57 +213,135 @@ std::vector<Suspect> HeapDump::suspects(double threshold) const {
   std::vector<Suspect> out;
   if (total == 0) return out;
   const auto& t = impl_->tree();
+  auto share = [&](uint64_t bytes) {
+    return static_cast<double>(bytes) / static_cast<double>(total);
+  };
+  // The top of the chain of single-child dominators above v, below any class object (a class
+  // is a holder, not the leak): the HashMap above its table, the list above its array.
+  auto chain_top = [&](uint32_t v) {
+    for (size_t depth = 0; depth < n; ++depth) {
+      const uint32_t p = idom[v];
+      if (p == n || p == kNone || t.begin[p + 1] - t.begin[p] != 1 ||
+          node_class[p] == x.class_class)
+        break;
+      v = p;
+    }
+    return v;
+  };
+  // The path to `at` and, on it, who refers to `top` (which dominates `at`, so every path
+  // to `at` passes through it) and how.
+  auto set_holder = [&](Suspect& s, uint32_t top, uint32_t at) {
+    auto paths = impl_->paths_to(at, 1);
+    if (!paths.empty()) s.path = std::move(paths[0]);
+    const uint64_t top_id = impl_->id_of(top);
+    for (size_t i = 0; i < s.path.size(); ++i) {
+      if (s.path[i].object.id != top_id) continue;
+      s.holder_via = s.path[i].via;
+      if (i > 0) s.holder = s.path[i - 1].object;
+      break;
+    }
+    s.held_by = held_by_phrase(s);
+  };
+
   // Objects: where retained bytes accumulate — the deepest objects of the dominator tree that
-  // still retain the threshold (none of their children does), each shown with its top-level
-  // dominator (the object directly below the GC roots that holds it all).
+  // still retain the threshold (none of their children does).
+  std::vector<uint32_t> points;
+  std::vector<std::vector<ClassStats>> full_content;
   for (uint32_t v = 0; v < n; ++v) {
     if (idom[v] == kNone || retained[v] < limit || retained[v] == 0) continue;
     bool deeper = false;
     for (uint32_t j = t.begin[v]; j < t.begin[v + 1] && !deeper; ++j)
       deeper = retained[t.child[j]] >= limit;
     if (deeper) continue;
-    uint32_t top = v;
-    for (size_t depth = 0; idom[top] != n && depth < n; ++depth) top = idom[top];
+    const uint32_t top = chain_top(v);
     Suspect s;
     s.kind = Suspect::Kind::kObject;
     s.object = impl_->info(top);
-    s.heap_share = static_cast<double>(retained[v]) / static_cast<double>(total);
+    s.distinct_bytes = retained[v];
+    s.heap_share = share(retained[v]);
     s.accumulation_point = impl_->info(v);
-    s.content = impl_->retained_by_class(v, 5, nullptr);
-    auto paths = impl_->paths_to(v, 1);
-    if (!paths.empty()) s.path = std::move(paths[0]);
+    full_content.push_back(impl_->retained_by_class(v, SIZE_MAX, nullptr));
+    s.content.assign(full_content.back().begin(),
+                     full_content.back().begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(
+                                                       5, full_content.back().size())));
+    set_holder(s, top, v);
+    points.push_back(v);
     out.push_back(std::move(s));
   }
-  // Classes whose instances together retain more than the threshold.
+
+  // Classes whose instances together retain the threshold.
   const auto& stats = impl_->class_stats();
-  for (size_t k = 0; k < stats.size(); ++k) {
-    if (stats[k].retained_bytes < limit || stats[k].retained_bytes == 0 || stats[k].instances < 2 ||
-        k == x.class_class)
-      continue;
-    Suspect s;
-    s.kind = Suspect::Kind::kClass;
-    s.object.class_name = stats[k].name;
-    s.object.retained_bytes = stats[k].retained_bytes;
-    s.object.shallow_bytes = stats[k].shallow_bytes;
-    s.instances = stats[k].instances;
-    s.heap_share = static_cast<double>(stats[k].retained_bytes) / static_cast<double>(total);
-    uint32_t biggest = kNone;
-    for (uint32_t v = 0; v < n; ++v)
-      if (node_class[v] == k && idom[v] != kNone &&
-          (biggest == kNone || retained[v] > retained[biggest]))
-        biggest = v;
-    // A class whose biggest instance alone passes the threshold is already an object suspect.
-    if (biggest != kNone && retained[biggest] >= limit) continue;
-    if (biggest != kNone) {
-      s.accumulation_point = impl_->info(biggest);
-      s.content = impl_->retained_by_class(biggest, 5, nullptr);
-      auto paths = impl_->paths_to(biggest, 1);
-      if (!paths.empty()) s.path = std::move(paths[0]);
+  std::vector<char> candidate(stats.size(), 0);
+  bool any = false;
+  for (size_t k = 0; k < stats.size(); ++k)
+    if (stats[k].retained_bytes >= limit && stats[k].retained_bytes > 0 &&
+        stats[k].instances >= 2 && k != x.class_class)
+      candidate[k] = 1, any = true;
+  if (any) {
+    // Each object's retained bytes outside the object suspects: its own less those of the
+    // accumulation points below it (few: walked up once each).
+    std::unordered_map<uint32_t, uint64_t> inside_below;
+    std::vector<char> is_point(n, 0);
+    for (uint32_t a : points) {
+      is_point[a] = 1;
+      for (uint32_t v = idom[a]; v != n && v != kNone; v = idom[v]) inside_below[v] += retained[a];
     }
-    out.push_back(std::move(s));
+    auto outside_of = [&](uint32_t v) {
+      auto it = inside_below.find(v);
+      return retained[v] - (it == inside_below.end() ? 0 : it->second);
+    };
+    // One walk of the tree outside the accumulation points; per candidate class, the bytes of
+    // its instances with no instance of it above them (the class retained size's rule).
+    std::vector<uint64_t> outside(stats.size(), 0);
+    std::vector<uint32_t> on_branch(stats.size(), 0), biggest(stats.size(), kNone);
+    std::vector<std::pair<uint32_t, bool>> stack{{n, false}};
+    while (!stack.empty()) {
+      const auto [v, leaving] = stack.back();
+      stack.pop_back();
+      if (leaving) {
+        --on_branch[node_class[v]];
+        continue;
+      }
+      if (v != n) {
+        if (is_point[v]) continue;
+        const uint32_t k = node_class[v];
+        if (candidate[k]) {
+          if (on_branch[k] == 0) outside[k] += outside_of(v);
+          if (biggest[k] == kNone || outside_of(v) > outside_of(biggest[k])) biggest[k] = v;
+          ++on_branch[k];
+          stack.push_back({v, true});
+        }
+      }
+      for (uint32_t j = t.begin[v]; j < t.begin[v + 1]; ++j) stack.push_back({t.child[j], false});
+    }
+    for (size_t k = 0; k < stats.size(); ++k) {
+      if (!candidate[k]) continue;
+      if (outside[k] < limit) {
+        // The same memory as the object suspects: said there.
+        for (size_t i = 0; i < points.size(); ++i)
+          for (const ClassStats& c : full_content[i])
+            if (c.name == stats[k].name && c.instances > 0) out[i].merged_classes.push_back(c);
+        continue;
+      }
+      Suspect s;
+      s.kind = Suspect::Kind::kClass;
+      s.object.class_name = stats[k].name;
+      s.object.retained_bytes = stats[k].retained_bytes;
+      s.object.shallow_bytes = stats[k].shallow_bytes;
+      s.instances = stats[k].instances;
+      s.distinct_bytes = outside[k];
+      s.heap_share = share(outside[k]);
+      if (biggest[k] != kNone) {
+        s.accumulation_point = impl_->info(biggest[k]);
+        s.content = impl_->retained_by_class(biggest[k], 5, nullptr);
+        set_holder(s, chain_top(biggest[k]), biggest[k]);
+      }
+      out.push_back(std::move(s));
+    }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Suspect& a, const Suspect& b) { return a.heap_share > b.heap_share; });
+  std::stable_sort(out.begin(), out.end(), [](const Suspect& a, const Suspect& b) {
+    return a.distinct_bytes > b.distinct_bytes;
+  });
   return out;
 }
 

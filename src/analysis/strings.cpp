@@ -133,9 +133,11 @@ StringReport HeapDump::duplicate_strings(size_t top, size_t holders_per_value) c
     return v;
   };
   std::vector<std::pair<uint64_t, uint32_t>> hashed;  // value hash, string node
+  const auto idom = x.idom();
   for (uint32_t v = 0; v < x.node_count; ++v) {
     if (node_class[v] != string_class) continue;
     ++report.strings;
+    if (idom[v] == kNone) ++report.unreachable_strings;
     StringValue value = value_of(v);
     if (value.array != kNone) hashed.emplace_back(fnv(value), v);
   }

@@ -12,13 +12,15 @@ const HeapCommand kCommand{
     "dominators", "DUMP",
     "The objects with the largest retained sizes (dominator tree by Lengauer-Tarjan), each with\n"
     "its retained set by class. Weak, soft and phantom referents and the finalizer queue do not\n"
-    "retain; unreachable objects are left out.",
-    kTop, 1};
+    "retain; unreachable objects are left out. An object and the chain of single-child\n"
+    "dominators below it (each the only object its predecessor dominates: the same bytes)\n"
+    "are one entry, headed by the top of the chain; --flat lists each apart.",
+    kTop | kFlat, 1};
 
 int run(const HeapArgs& args) {
   auto dump = open_dump(kCommand, args.positional[0], args);
   if (!dump) return 1;
-  auto objects = dump->biggest_objects(args.top, 5);
+  auto objects = dump->biggest_objects(args.top, 5, !args.flat);
   const auto s = dump->summary();
   if (args.json) {
     Json list = Json::array();
@@ -30,11 +32,18 @@ int run(const HeapArgs& args) {
         classes.push_back(
             {{"class", c.name}, {"objects", c.instances}, {"bytes", c.shallow_bytes}});
       j["retained_by_class"] = std::move(classes);
+      if (!args.flat) {
+        Json chain = Json::array();
+        for (const auto& c : b.chain) chain.push_back(object_json(c));
+        j["chain"] = std::move(chain);
+        j["chain_length"] = b.chain_length;
+      }
       list.push_back(std::move(j));
     }
     Json j{{"dump", args.positional[0]},
            {"reachable_bytes", s.reachable_bytes},
            {"unreachable_objects", s.unreachable_objects},
+           {"grouped", !args.flat},
            {"objects", std::move(list)}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -52,6 +61,13 @@ int run(const HeapArgs& args) {
                 static_cast<unsigned long long>(b.object.shallow_bytes),
                 b.object.class_name.c_str(), hex_id(b.object.id).c_str(),
                 static_cast<unsigned long long>(b.retained_objects));
+    for (const auto& c : b.chain)
+      std::printf("%14s %8s %10llu    -> %s %s (retained %llu)\n", "", "",
+                  static_cast<unsigned long long>(c.shallow_bytes), c.class_name.c_str(),
+                  hex_id(c.id).c_str(), static_cast<unsigned long long>(c.retained_bytes));
+    if (b.chain_length > b.chain.size())
+      std::printf("%14s %8s %10s    -> ... %llu more single-child dominators\n", "", "", "",
+                  static_cast<unsigned long long>(b.chain_length - b.chain.size()));
     for (const auto& c : b.retained_by_class)
       std::printf("%14s %8s %10s    %llu bytes in %llu %s\n", "", "", "",
                   static_cast<unsigned long long>(c.shallow_bytes),

@@ -21,7 +21,12 @@ void print_help(const HeapCommand& c, std::FILE* out) {
   if (c.options & kThreshold)
     std::fprintf(out,
                  "  --threshold P   report what retains at least P%% of the heap (default 10)\n");
+  if (c.options & kFlat)
+    std::fprintf(out,
+                 "  --flat          list every object apart (by default an object and the chain\n"
+                 "                  of single-child dominators below it are one entry)\n");
   std::fprintf(out,
+               "  --index-dir DIR write the index file in DIR, not beside the dump\n"
                "  --no-index      neither reuse nor write the index file DUMP.jvmprof-index\n"
                "  --help          this text\n");
 }
@@ -59,6 +64,12 @@ bool parse_heap_args(const HeapCommand& c, std::span<char* const> args, HeapArgs
       out.json = true;
     } else if (a == "--no-index") {
       out.use_index = false;
+    } else if (a == "--index-dir") {
+      if (i + 1 >= args.size() || args[i + 1][0] == '\0')
+        return bad("--index-dir needs a directory");
+      out.index_dir = args[++i];
+    } else if (a == "--flat" && (c.options & kFlat)) {
+      out.flat = true;
     } else if (a == "--top" && (c.options & kTop)) {
       if (!value(1, 1e9, &v) || v != static_cast<uint64_t>(v))
         return bad("--top needs a count >= 1");
@@ -85,8 +96,17 @@ std::unique_ptr<analysis::HeapDump> open_dump(const HeapCommand& c, const std::s
   try {
     analysis::OpenOptions options;
     options.use_index_file = args.use_index;
+    options.index_dir = args.index_dir;
     options.progress = true;
-    return analysis::HeapDump::open(path, options);
+    options.on_notice = [&c](const std::string& line) {
+      std::fprintf(stderr, "jvmprof %s: %s\n", c.name, line.c_str());
+    };
+    auto dump = analysis::HeapDump::open(path, options);
+    // Damage never goes unsaid, whatever the command prints.
+    const std::string warning = dump->summary().damage_warning;
+    if (!warning.empty())
+      std::fprintf(stderr, "jvmprof %s: %s: warning: %s\n", c.name, path.c_str(), warning.c_str());
+    return dump;
   } catch (const analysis::Error& e) {
     std::fprintf(stderr, "jvmprof %s: %s\n", c.name, e.what());
   } catch (const std::bad_alloc&) {

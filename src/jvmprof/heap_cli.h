@@ -19,14 +19,16 @@ struct HeapArgs {
   std::vector<std::string> positional;
   bool json = false;
   bool use_index = true;
+  std::string index_dir;  // --index-dir: where the index file goes ("" beside the dump)
   bool help = false;
+  bool flat = false;  // dominators --flat: every object its own entry, no chains
   uint64_t top = 20;
   uint64_t paths = 3;
   double threshold = 0.10;
 };
 
 // The options a subcommand accepts besides --json, --no-index and --help.
-enum HeapOption : unsigned { kTop = 1, kPaths = 2, kThreshold = 4 };
+enum HeapOption : unsigned { kTop = 1, kPaths = 2, kThreshold = 4, kFlat = 8 };
 
 struct HeapCommand {
   const char* name;      // "summary"

@@ -1,4 +1,5 @@
 // jvmprof path DUMP OBJECT: shortest paths from GC roots to an object.
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -12,17 +13,25 @@ namespace {
 
 const HeapCommand kCommand{
     "path", "DUMP OBJECT-ID",
-    "Shortest paths from GC roots to the object (id in hex, e.g. 0x7f0012a8, or decimal),\n"
-    "over strong references only, one per distinct referrer of the object, shortest first.",
+    "Shortest paths from GC roots to the object, over strong references only, one per\n"
+    "distinct referrer of the object, shortest first. The id is hexadecimal, as every jvmprof\n"
+    "command prints ids, with or without 0x (0x7f0012a8 and 7f0012a8 are the same object);\n"
+    "there is no decimal form.",
     kPaths, 2};
 
 int run(const HeapArgs& args) {
   const std::string& text = args.positional[1];
+  // One form only: hexadecimal (a hex id pasted without 0x must not be read as decimal).
+  const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string digits = prefixed ? text.substr(2) : text;
   errno = 0;
   char* end = nullptr;
-  unsigned long long id = std::strtoull(text.c_str(), &end, 0);
-  if (errno != 0 || end == text.c_str() || *end != '\0' || text[0] == '-') {
-    std::fprintf(stderr, "jvmprof path: '%s' is not an object id (see jvmprof path --help)\n",
+  unsigned long long id = std::strtoull(digits.c_str(), &end, 16);
+  if (errno != 0 || digits.empty() || end != digits.c_str() + digits.size() ||
+      !std::isxdigit(static_cast<unsigned char>(digits[0]))) {
+    std::fprintf(stderr,
+                 "jvmprof path: '%s' is not an object id (hexadecimal, as jvmprof prints ids; "
+                 "see jvmprof path --help)\n",
                  text.c_str());
     return 2;
   }
@@ -30,8 +39,8 @@ int run(const HeapArgs& args) {
   if (!dump) return 1;
   auto object = dump->object(id);
   if (!object) {
-    std::fprintf(stderr, "jvmprof path: no object %s in %s\n", hex_id(id).c_str(),
-                 args.positional[0].c_str());
+    std::fprintf(stderr, "jvmprof path: no object %s in %s (the id is read as hexadecimal)\n",
+                 hex_id(id).c_str(), args.positional[0].c_str());
     return 1;
   }
   auto paths = dump->paths_to(id, args.paths);

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -154,8 +155,11 @@ int run_serve(std::span<char* const> args) {
   limits.command_timeout = std::chrono::seconds(timeout_s);
   limits.max_record = static_cast<size_t>(max_record_mib) << 20;
   // Live format=b streams are spooled here so their heap dumps can be indexed.
-  char spool_template[] = "/tmp/jvmprof-serve-XXXXXX";
-  const char* spool_dir = ::mkdtemp(spool_template);
+  // In $TMPDIR when set (a caller that kills serve outright can then remove what it left).
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string spool_template =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/jvmprof-serve-XXXXXX";
+  const char* spool_dir = ::mkdtemp(spool_template.data());
   if (spool_dir != nullptr) limits.spool_dir = spool_dir;
   SessionRegistry registry(limits);
   for (const auto& f : files) {

@@ -29,15 +29,22 @@ int run(const HeapArgs& args) {
                      {"wasted_bytes", d.wasted_bytes},
                      {"holders", std::move(holders)}});
     }
-    Json j{{"dump", args.positional[0]},           {"strings", r.strings},
-           {"distinct_values", r.distinct_values}, {"duplicated_strings", r.duplicated_strings},
-           {"wasted_bytes", r.wasted_bytes},       {"top", std::move(top)}};
+    Json j{{"dump", args.positional[0]},
+           {"strings", r.strings},
+           {"unreachable_strings", r.unreachable_strings},
+           {"distinct_values", r.distinct_values},
+           {"duplicated_strings", r.duplicated_strings},
+           {"wasted_bytes", r.wasted_bytes},
+           {"top", std::move(top)}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   std::printf(
-      "%llu strings, %llu distinct values; %llu strings are duplicates wasting %llu bytes\n\n",
+      "%llu strings (%llu of them unreachable: every String in the dump is counted, as jcmd's "
+      "histogram counts them), %llu distinct values; %llu strings are duplicates wasting %llu "
+      "bytes\n\n",
       static_cast<unsigned long long>(r.strings),
+      static_cast<unsigned long long>(r.unreachable_strings),
       static_cast<unsigned long long>(r.distinct_values),
       static_cast<unsigned long long>(r.duplicated_strings),
       static_cast<unsigned long long>(r.wasted_bytes));

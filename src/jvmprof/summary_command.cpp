@@ -24,6 +24,16 @@ std::string date(uint64_t ms) {
   return buf;
 }
 
+Json offset_json(uint64_t offset) {
+  return offset == analysis::DumpSummary::kNoOffset ? Json() : Json(offset);
+}
+
+std::string at(uint64_t offset) {
+  return offset == analysis::DumpSummary::kNoOffset
+             ? ""
+             : " (the first in the object record at byte " + std::to_string(offset) + ")";
+}
+
 int run(const HeapArgs& args) {
   auto dump = open_dump(kCommand, args.positional[0], args);
   if (!dump) return 1;
@@ -56,6 +66,15 @@ int run(const HeapArgs& args) {
            {"weakly_reachable_objects", s.weakly_reachable_objects},
            {"unreachable_objects", s.unreachable_objects},
            {"unreachable_bytes", s.unreachable_bytes},
+           {"dangling_references", s.dangling_references},
+           {"first_dangling_offset", offset_json(s.first_dangling_offset)},
+           {"unresolved_roots", s.unresolved_roots},
+           {"unknown_class_objects", s.unknown_class_objects},
+           {"unknown_classes", s.unknown_classes},
+           {"first_unknown_class_offset", offset_json(s.first_unknown_class_offset)},
+           {"damage_warning", s.damage_warning.empty() ? Json() : Json(s.damage_warning)},
+           {"filler_objects", s.filler_objects},
+           {"filler_bytes", s.filler_bytes},
            {"class_count", histogram.size()},
            {"histogram", std::move(classes)}};
     std::printf("%s\n", j.dump(2).c_str());
@@ -81,6 +100,20 @@ int run(const HeapArgs& args) {
   std::printf("unreachable: %llu objects, %llu bytes (left out of retained sizes)\n",
               static_cast<unsigned long long>(s.unreachable_objects),
               static_cast<unsigned long long>(s.unreachable_bytes));
+  std::printf(
+      "damage:      %llu references to objects not in the dump%s, %llu root records "
+      "naming none, %llu objects of %llu classes the dump never defined%s\n",
+      static_cast<unsigned long long>(s.dangling_references), at(s.first_dangling_offset).c_str(),
+      static_cast<unsigned long long>(s.unresolved_roots),
+      static_cast<unsigned long long>(s.unknown_class_objects),
+      static_cast<unsigned long long>(s.unknown_classes), at(s.first_unknown_class_offset).c_str());
+  if (!s.damage_warning.empty()) std::printf("warning:     %s\n", s.damage_warning.c_str());
+  if (s.filler_objects > 0)
+    std::printf(
+        "G1 filler:   %llu unreachable int[] at G1's filler layout, %llu bytes (dead space the "
+        "dump wrote as int[]): their own histogram row, not int[]\n",
+        static_cast<unsigned long long>(s.filler_objects),
+        static_cast<unsigned long long>(s.filler_bytes));
   std::printf("index:       %s\n\n", s.index_reused ? "reused" : "built");
   std::printf("class histogram (%zu of %zu classes, by shallow bytes):\n", shown, histogram.size());
   std::printf("%12s %14s %14s  %s\n", "instances", "shallow", "retained", "class");

@@ -11,10 +11,19 @@ namespace {
 const HeapCommand kCommand{
     "suspects", "DUMP",
     "Leak suspects: the deepest objects of the dominator tree that still retain the threshold\n"
-    "share of the reachable heap (where the bytes accumulate), and classes whose instances\n"
-    "together retain it while no single instance does; what they retain, and the shortest path\n"
-    "from a GC root.",
+    "share of the reachable heap (where the bytes accumulate), shown as the top of their chain\n"
+    "of single-child dominators (the map, not its table), and classes whose instances outside\n"
+    "them together retain it; a class that is mostly the same memory is merged into them.\n"
+    "Ranked by the bytes each alone accounts for; each starts with its holder (the field or\n"
+    "root referring to it), then what it retains and the shortest path from a GC root.",
     kThreshold, 1};
+
+Json classes_json(const std::vector<analysis::ClassStats>& classes) {
+  Json out = Json::array();
+  for (const auto& c : classes)
+    out.push_back({{"class", c.name}, {"objects", c.instances}, {"bytes", c.shallow_bytes}});
+  return out;
+}
 
 int run(const HeapArgs& args) {
   auto dump = open_dump(kCommand, args.positional[0], args);
@@ -26,11 +35,12 @@ int run(const HeapArgs& args) {
   if (args.json) {
     Json list = Json::array();
     for (const auto& s : suspects) {
-      Json content = Json::array();
-      for (const auto& c : s.content)
-        content.push_back(
-            {{"class", c.name}, {"objects", c.instances}, {"bytes", c.shallow_bytes}});
-      Json j{{"kind", kind(s)}, {"heap_share", s.heap_share}};
+      Json j{{"kind", kind(s)},
+             {"held_by", s.held_by},
+             {"holder", s.holder ? object_json(*s.holder) : Json()},
+             {"holder_via", s.holder_via},
+             {"distinct_bytes", s.distinct_bytes},
+             {"heap_share", s.heap_share}};
       if (s.kind == analysis::Suspect::Kind::kObject) {
         j["object"] = object_json(s.object);
       } else {
@@ -39,7 +49,8 @@ int run(const HeapArgs& args) {
         j["retained_bytes"] = s.object.retained_bytes;
       }
       j["accumulation_point"] = object_json(s.accumulation_point);
-      j["content"] = std::move(content);
+      j["content"] = classes_json(s.content);
+      j["merged_classes"] = classes_json(s.merged_classes);
       j["path"] = path_json(s.path);
       list.push_back(std::move(j));
     }
@@ -54,28 +65,36 @@ int run(const HeapArgs& args) {
   }
   int number = 0;
   for (const auto& s : suspects) {
-    std::printf("suspect %d: ", ++number);
+    // The holder first: what to look for in the code (for a class, its biggest instance's).
+    const auto& p = s.accumulation_point;
     if (s.kind == analysis::Suspect::Kind::kObject) {
-      const auto& p = s.accumulation_point;
-      std::printf("%s %s retains %llu bytes (%.1f%% of the heap)\n", p.class_name.c_str(),
-                  hex_id(p.id).c_str(), static_cast<unsigned long long>(p.retained_bytes),
+      std::printf("suspect %d: %s holds %llu bytes (%.1f%% of the heap)\n", ++number,
+                  s.held_by.c_str(), static_cast<unsigned long long>(s.distinct_bytes),
                   100 * s.heap_share);
+      std::printf("  in %s %s (retains %llu bytes)", s.object.class_name.c_str(),
+                  hex_id(s.object.id).c_str(),
+                  static_cast<unsigned long long>(s.object.retained_bytes));
       if (s.object.id != p.id)
-        std::printf("  held by %s %s (retains %llu bytes), directly below the GC roots\n",
-                    s.object.class_name.c_str(), hex_id(s.object.id).c_str(),
-                    static_cast<unsigned long long>(s.object.retained_bytes));
-      std::printf("  what it retains:\n");
+        std::printf(", accumulating in %s %s", p.class_name.c_str(), hex_id(p.id).c_str());
+      std::printf("\n  what it retains:\n");
     } else {
-      std::printf("%llu instances of %s retain %llu bytes (%.1f%% of the heap)\n",
-                  static_cast<unsigned long long>(s.instances), s.object.class_name.c_str(),
-                  static_cast<unsigned long long>(s.object.retained_bytes), 100 * s.heap_share);
-      std::printf("  the biggest, %s %s, retains %llu bytes:\n",
-                  s.accumulation_point.class_name.c_str(), hex_id(s.accumulation_point.id).c_str(),
-                  static_cast<unsigned long long>(s.accumulation_point.retained_bytes));
+      std::printf(
+          "suspect %d: %llu instances of %s hold %llu bytes (%.1f%% of the heap) outside the "
+          "suspects above (%llu in all)\n",
+          ++number, static_cast<unsigned long long>(s.instances), s.object.class_name.c_str(),
+          static_cast<unsigned long long>(s.distinct_bytes), 100 * s.heap_share,
+          static_cast<unsigned long long>(s.object.retained_bytes));
+      std::printf("  the biggest, %s %s, held by %s, retains %llu bytes:\n", p.class_name.c_str(),
+                  hex_id(p.id).c_str(), s.held_by.c_str(),
+                  static_cast<unsigned long long>(p.retained_bytes));
     }
     for (const auto& c : s.content)
       std::printf("    %llu bytes in %llu %s\n", static_cast<unsigned long long>(c.shallow_bytes),
                   static_cast<unsigned long long>(c.instances), c.name.c_str());
+    for (const auto& c : s.merged_classes)
+      std::printf("  also the suspect class %s: %llu of its instances (%llu bytes) are here\n",
+                  c.name.c_str(), static_cast<unsigned long long>(c.instances),
+                  static_cast<unsigned long long>(c.shallow_bytes));
     if (s.path.empty()) {
       std::printf("  no strong path from a GC root (reachable only through weak references)\n");
     } else {

@@ -145,6 +145,11 @@ struct WebServer::Impl {
                                          {"reachableBytes", s.reachable_bytes},
                                          {"unreachableObjects", s.unreachable_objects},
                                          {"gcRoots", s.gc_roots},
+                                         {"danglingReferences", s.dangling_references},
+                                         {"unknownClassObjects", s.unknown_class_objects},
+                                         {"damageWarning", s.damage_warning},
+                                         {"fillerObjects", s.filler_objects},
+                                         {"fillerBytes", s.filler_bytes},
                                          {"histogram", std::move(classes)}};
                  });
                });
@@ -152,12 +157,16 @@ struct WebServer::Impl {
                                                              httplib::Response& res) {
       with_heap(req, res, [](const analysis::HeapDump& h) {
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& b : h.biggest_objects(30, 6)) {
+        for (const auto& b : h.biggest_objects(30, 6, true)) {  // chains grouped, as the CLI
           nlohmann::json by_class = nlohmann::json::array();
           for (const auto& c : b.retained_by_class)
             by_class.push_back(
                 {{"name", c.name}, {"instances", c.instances}, {"shallow", c.shallow_bytes}});
+          nlohmann::json chain = nlohmann::json::array();
+          for (const auto& c : b.chain) chain.push_back(object_json(c));
           list.push_back({{"object", object_json(b.object)},
+                          {"chain", std::move(chain)},
+                          {"chainLength", b.chain_length},
                           {"retainedObjects", b.retained_objects},
                           {"retainedByClass", std::move(by_class)}});
         }
@@ -202,8 +211,10 @@ struct WebServer::Impl {
                          {"count", d.count},
                          {"wasted", d.wasted_bytes},
                          {"example", object_json({d.example_id, "java.lang.String", 0, 0})["id"]}});
-        return nlohmann::json{
-            {"strings", r.strings}, {"wasted", r.wasted_bytes}, {"top", std::move(top)}};
+        return nlohmann::json{{"strings", r.strings},
+                              {"unreachable", r.unreachable_strings},
+                              {"wasted", r.wasted_bytes},
+                              {"top", std::move(top)}};
       });
     });
   }

@@ -11,6 +11,7 @@
 
 #include "analysis.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
 using analysis::ObjectInfo;
@@ -21,9 +22,7 @@ using hprof::Value;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  std::string dir = testing::TempDir() + "analysis-dominated-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  return analysis_test::temp_path("dominated", name);
 }
 
 // R (a JNI global root) -> X, Y; X -> P, Q; Y -> Q, Z; P -> int[100] I. Q is reached through X

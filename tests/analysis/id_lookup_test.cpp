@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
 using analysis_test::SyntheticDump;
@@ -56,9 +57,8 @@ struct ManyObjects {
 };
 
 std::string temp_dir() {
-  std::string dir = testing::TempDir() + "analysis-ids-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir;
+  const std::string marker = analysis_test::temp_path("ids", "");
+  return marker.substr(0, marker.size() - 1);  // the directory, without the trailing '/'
 }
 
 void expect_every_object_found(const HeapDump& d, const ManyObjects& heap) {

@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "analysis.h"
 #include "child_process.h"
+#include "heap_index.h"
 #include "jvm_dumps.h"
 #include "summary_check.h"
 
@@ -103,7 +105,8 @@ void check_planted_structure(const HeapDump& d, bool exact_sizes, bool has_value
   ASSERT_EQ(target.size(), 1u);
   auto target_idom = d.immediate_dominator(target[0].id);
   ASSERT_TRUE(target_idom.has_value());
-  EXPECT_EQ(target_idom->class_name, "java.lang.Class") << "held by the program's static field";
+  EXPECT_EQ(target_idom->class_name, "class AnalysisHeapProgram")
+      << "held by the program's static field; a class object is named for its class";
   EXPECT_GE(d.summary().weakly_reachable_objects, 2u);
 
   // The big array is the biggest single object and the leak suspect at 10%.
@@ -115,6 +118,15 @@ void check_planted_structure(const HeapDump& d, bool exact_sizes, bool has_value
   EXPECT_EQ(suspects[0].accumulation_point.id, big[0].id);
   ASSERT_FALSE(suspects[0].path.empty());
   EXPECT_EQ(suspects[0].path.back().via, "static BIG");
+  EXPECT_EQ(suspects[0].held_by, "static BIG of class AnalysisHeapProgram") << "the holder first";
+  // Damage: none but the dangling references intact dumps have (see DumpSummary).
+  const auto summary = d.summary();
+  EXPECT_EQ(summary.unknown_class_objects, 0u);
+  EXPECT_LE(summary.dangling_references, analysis::DumpSummary::kDanglingReferencesTolerated);
+  EXPECT_EQ(summary.damage_warning, "");
+  std::printf("dangling references: %llu, objects %llu\n",
+              static_cast<unsigned long long>(summary.dangling_references),
+              static_cast<unsigned long long>(summary.objects));
 
   // Duplicate strings: the planted copies plus the interned literal they were made from.
   auto strings = d.duplicate_strings(1, 2);
@@ -141,6 +153,167 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> read_histogram(const std::s
     if (fields >> rank >> count >> bytes >> name && rank.back() == ':') out[name] = {count, bytes};
   }
   return out;
+}
+
+// Runs jvmprof with stdout and stderr apart; `err` gets stderr.
+std::string run_jvmprof(const std::string& args, int* status, std::string* err) {
+  const std::string err_path = testing::TempDir() + "jvmprof-stderr-" + std::to_string(::getpid());
+  std::string cmd = std::string(ANALYSIS_JVMPROF) + " " + args + " 2>" + err_path;
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  *status = WEXITSTATUS(pclose(p));
+  std::ifstream in(err_path);
+  err->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::filesystem::remove(err_path);
+  return out;
+}
+
+std::string hex(uint64_t id) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+// The byte offset of the INSTANCE DUMP sub-record of object `id` (8-byte ids) in `bytes`.
+size_t instance_record(const std::vector<char>& bytes, uint64_t id) {
+  char pattern[9] = {0x21};
+  for (int i = 0; i < 8; ++i) pattern[1 + i] = static_cast<char>(id >> (56 - 8 * i));
+  auto it = std::search(bytes.begin(), bytes.end(), pattern, pattern + 9);
+  return it == bytes.end() ? std::string::npos : static_cast<size_t>(it - bytes.begin());
+}
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// What a user reads, on the jcmd dump, from the command line (text and JSON agreeing): class
+// objects named, damage reported, chains grouped, suspects led by their holder, one id form,
+// unreachable strings said, a cut-off file named, and where the index goes.
+void check_what_users_read(const analysis_test::JvmDumps& dumps, const HeapDump& d) {
+  int status = 0;
+  std::string err;
+  const std::string work = dumps.before + ".cli";
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+
+  // Damage: intact, no warning; the summary says so in text and JSON.
+  auto summary =
+      nlohmann::json::parse(run_jvmprof("summary --json " + dumps.before, &status, &err));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(summary["dangling_references"].get<uint64_t>(), d.summary().dangling_references);
+  EXPECT_EQ(summary["unknown_class_objects"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(summary["damage_warning"].is_null());
+  EXPECT_EQ(err, "");
+  std::string text = run_jvmprof("summary " + dumps.before, &status, &err);
+  EXPECT_NE(text.find("damage:      " + std::to_string(d.summary().dangling_references) +
+                      " references to objects not in the dump"),
+            std::string::npos)
+      << text;
+
+  // A flipped byte in a Leak's class id: one object of a class the dump never defined, a
+  // warning naming its record's offset, exit 0.
+  auto bytes = read_bytes(dumps.before);
+  const uint64_t leak = d.instances_of("AnalysisHeapProgram$Leak", 1).at(0).id;
+  const size_t record = instance_record(bytes, leak);
+  ASSERT_NE(record, std::string::npos);
+  bytes[record + 1 + 8 + 4 + 7] ^= 0x5A;
+  const std::string flipped = work + "/flipped.hprof";
+  write_bytes(flipped, bytes);
+  auto damaged =
+      nlohmann::json::parse(run_jvmprof("summary --json --no-index " + flipped, &status, &err));
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(damaged["unknown_class_objects"].get<uint64_t>(), 1u);
+  EXPECT_EQ(damaged["first_unknown_class_offset"].get<uint64_t>(), record);
+  EXPECT_NE(damaged["damage_warning"].get<std::string>().find("at byte " + std::to_string(record)),
+            std::string::npos);
+  EXPECT_NE(err.find("warning: damaged dump? "), std::string::npos) << err;
+  EXPECT_NE(err.find("at byte " + std::to_string(record)), std::string::npos) << err;
+
+  // Cut off halfway: the error says where the file ends.
+  const size_t cut = bytes.size() / 2;
+  write_bytes(work + "/cut.hprof", std::vector<char>(bytes.begin(), bytes.begin() + cut));
+  run_jvmprof("summary --no-index " + work + "/cut.hprof", &status, &err);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("the file ends at byte " + std::to_string(cut) + " (truncated?)"),
+            std::string::npos)
+      << err;
+
+  // The index elsewhere, announced with its size before it is built.
+  run_jvmprof("summary --index-dir " + work + " " + dumps.before, &status, &err);
+  EXPECT_EQ(status, 0);
+  const std::string index = work + "/before.hprof.jvmprof-index";
+  EXPECT_NE(err.find("jvmprof summary: writing the index " + index + " (about "), std::string::npos)
+      << err;
+  ASSERT_TRUE(std::filesystem::exists(index));
+  const double ratio = static_cast<double>(std::filesystem::file_size(index)) /
+                       static_cast<double>(std::filesystem::file_size(dumps.before));
+  std::printf("index / dump: %.3f\n", ratio);
+  EXPECT_LE(std::filesystem::file_size(index),
+            analysis::detail::estimated_index_bytes(std::filesystem::file_size(dumps.before)));
+
+  // Class objects by their class; chains of single-child dominators grouped: the leak's map
+  // carries its table, which is no entry of its own (with --flat it is).
+  const auto map = d.instances_of("java.util.HashMap", 1).at(0);
+  auto grouped = nlohmann::json::parse(
+      run_jvmprof("dominators --json --top 60 " + dumps.before, &status, &err));
+  auto flat = nlohmann::json::parse(
+      run_jvmprof("dominators --json --flat --top 60 " + dumps.before, &status, &err));
+  std::string table;
+  bool class_named = false;
+  for (const auto& o : grouped["objects"]) {
+    class_named |= o["class"] == "class AnalysisHeapProgram";
+    if (o["id"] != hex(map.id)) continue;
+    ASSERT_EQ(o["chain"].size(), 1u) << o.dump();
+    EXPECT_EQ(o["chain"][0]["class"], "java.util.HashMap$Node[]");
+    table = o["chain"][0]["id"];
+  }
+  EXPECT_TRUE(class_named);
+  ASSERT_FALSE(table.empty()) << "the leak's map heads its chain";
+  bool table_grouped = false, table_flat = false;
+  for (const auto& o : grouped["objects"]) table_grouped |= o["id"] == table;
+  for (const auto& o : flat["objects"]) table_flat |= o["id"] == table;
+  EXPECT_FALSE(table_grouped);
+  EXPECT_TRUE(table_flat);
+  text = run_jvmprof("dominators --top 60 " + dumps.before, &status, &err);
+  EXPECT_NE(text.find("-> java.util.HashMap$Node[] " + table), std::string::npos) << text;
+
+  // Suspects: the holder first, in text and JSON alike.
+  auto suspects =
+      nlohmann::json::parse(run_jvmprof("suspects --json " + dumps.before, &status, &err));
+  ASSERT_FALSE(suspects["suspects"].empty());
+  EXPECT_EQ(suspects["suspects"][0]["held_by"], "static BIG of class AnalysisHeapProgram");
+  text = run_jvmprof("suspects " + dumps.before, &status, &err);
+  EXPECT_EQ(text.rfind("suspect 1: static BIG of class AnalysisHeapProgram holds ", 0), 0u) << text;
+
+  // One id form: hexadecimal, with or without 0x; a "decimal" id is read as hex and said so.
+  auto with = nlohmann::json::parse(
+      run_jvmprof("path --json " + dumps.before + " " + hex(leak), &status, &err));
+  auto without = nlohmann::json::parse(
+      run_jvmprof("path --json " + dumps.before + " " + hex(leak).substr(2), &status, &err));
+  EXPECT_EQ(with["object"], without["object"]);
+  run_jvmprof("path " + dumps.before + " 12345", &status, &err);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(err.find("no object 0x12345"), std::string::npos) << err;
+  EXPECT_NE(err.find("read as hexadecimal"), std::string::npos) << err;
+
+  // Strings: how many are unreachable is said.
+  auto strings =
+      nlohmann::json::parse(run_jvmprof("strings --json " + dumps.before, &status, &err));
+  EXPECT_TRUE(strings.contains("unreachable_strings"));
+  text = run_jvmprof("strings " + dumps.before, &status, &err);
+  EXPECT_NE(text.find(strings["unreachable_strings"].dump() + " of them unreachable"),
+            std::string::npos)
+      << text;
+  std::filesystem::remove_all(work);
 }
 
 // The command line on a real dump: JSON that agrees with the library, and one-line errors.
@@ -189,6 +362,7 @@ void check_command_line(const analysis_test::JvmDumps& dumps) {
   bad = run("path " + dumps.before + " 0x1", &status);
   EXPECT_EQ(status, 1);
   EXPECT_NE(bad.find("no object 0x1"), std::string::npos) << bad;
+  check_what_users_read(dumps, *d);
 }
 
 // Retained sizes from VisualVM's heap library for every instance of classes that span the
@@ -316,6 +490,39 @@ TEST_P(JcmdDump, PlantedFactsHistogramAndDiff) {
   if (GetParam() == 17) check_command_line(dumps);
 }
 
+// The program under G1 on JDK 25, whose dead space is filled with filler arrays the dumper
+// writes as int[]: they get their own row, int[] and the row together are exactly jcmd's int[]
+// and filler arrays ([Ljdk.internal.vm.FillerElement;) of the same moment.
+TEST(JcmdG1Dump, FillerArraysAreApartFromIntArrays) {
+  const auto& dumps = analysis_test::jcmd_g1_dumps(25);
+  if (!dumps.present) GTEST_SKIP() << "JDK 25 is not installed";
+  ASSERT_EQ(dumps.error, "");
+  auto d = HeapDump::open(dumps.before);
+  check_planted_structure(*d, true);
+  auto jcmd = read_histogram(dumps.histogram);
+  const auto h = d->class_histogram();
+  const auto* ints = find_class(h, "int[]");
+  ASSERT_NE(ints, nullptr);
+  const auto* filler = find_class(h, analysis::detail::kFillerRow);
+  const uint64_t jcmd_fillers = jcmd.count("[Ljdk.internal.vm.FillerElement;")
+                                    ? jcmd.at("[Ljdk.internal.vm.FillerElement;").first
+                                    : 0;
+  const auto s = d->summary();
+  std::printf("int[]: ours %llu + %llu at the filler layout; jcmd %llu int[] + %llu fillers\n",
+              static_cast<unsigned long long>(ints->instances),
+              static_cast<unsigned long long>(s.filler_objects),
+              static_cast<unsigned long long>(jcmd.at("[I").first),
+              static_cast<unsigned long long>(jcmd_fillers));
+  EXPECT_EQ(ints->instances + s.filler_objects, jcmd.at("[I").first + jcmd_fillers);
+  EXPECT_GE(s.filler_objects, jcmd_fillers);
+  if (s.filler_objects > 0) {
+    ASSERT_NE(filler, nullptr);
+    EXPECT_EQ(filler->instances, s.filler_objects);
+    EXPECT_EQ(filler->shallow_bytes, s.filler_bytes);
+  }
+  EXPECT_EQ(s.damage_warning, "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Jdk, JcmdDump, testing::Values(17, 25),
                          [](const auto& info) { return "jdk" + std::to_string(info.param); });
 
@@ -349,7 +556,8 @@ void check_object_view(const std::unique_ptr<HeapDump>& d) {
   auto page = d->referrers(target[0].id, 0, 100);
   bool by_static = false, by_weak = false;
   for (const auto& r : page.referrers) {
-    by_static |= r.via == "static STRONG_TARGET" && r.object.class_name == "java.lang.Class";
+    by_static |=
+        r.via == "static STRONG_TARGET" && r.object.class_name == "class AnalysisHeapProgram";
     by_weak |= r.weak && r.object.class_name == "java.lang.ref.WeakReference";
   }
   EXPECT_TRUE(by_static);

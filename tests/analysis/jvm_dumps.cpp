@@ -47,17 +47,19 @@ bool wait_for(testsupport::ChildProcess& p, const std::string& word) {
   return true;
 }
 
-JvmDumps make_jcmd_dumps(int feature) {
+// serial: -XX:+UseSerialGC (compacting: no filler objects), else the default collector; only the
+// serial run grows the leak and dumps again.
+JvmDumps make_jcmd_dumps(int feature, bool serial = true) {
   JvmDumps d;
   const std::string home = jdk_home(feature);
   d.present = std::filesystem::exists(home + "/bin/jcmd");
   if (!d.present) return d;
-  const std::string dir = work_dir() + "/jdk" + std::to_string(feature);
+  const std::string dir = work_dir() + "/jdk" + std::to_string(feature) + (serial ? "" : "-g1");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   testsupport::ChildSpec spec;
-  spec.argv = {home + "/bin/java",   "-Xmx256m",           "-XX:+UseSerialGC", "-cp",
-               ANALYSIS_CLASSES_DIR, "AnalysisHeapProgram"};
+  spec.argv = {home + "/bin/java", "-Xmx256m", "-cp", ANALYSIS_CLASSES_DIR, "AnalysisHeapProgram"};
+  if (serial) spec.argv.insert(spec.argv.begin() + 2, "-XX:+UseSerialGC");
   spec.stdout_path = dir + "/program.out";
   spec.stderr_path = dir + "/program.err";
   spec.timeout = std::chrono::seconds(180);
@@ -68,15 +70,16 @@ JvmDumps make_jcmd_dumps(int feature) {
   }
   const std::string jcmd = home + "/bin/jcmd", pid = std::to_string(program.pid());
   d.before = dir + "/before.hprof";
-  d.after = dir + "/after.hprof";
+  d.after = serial ? dir + "/after.hprof" : "";
   d.histogram = dir + "/histogram.txt";
   d.error = run_tool({jcmd, pid, "GC.heap_dump", d.before}, dir + "/jcmd1.out");
   if (d.error.empty()) d.error = run_tool({jcmd, pid, "GC.class_histogram"}, d.histogram);
-  if (d.error.empty()) {
+  if (d.error.empty() && serial) {
     program.write_stdin("grow\n");
     if (!wait_for(program, "grown")) d.error = "program did not grow";
   }
-  if (d.error.empty()) d.error = run_tool({jcmd, pid, "GC.heap_dump", d.after}, dir + "/jcmd2.out");
+  if (d.error.empty() && serial)
+    d.error = run_tool({jcmd, pid, "GC.heap_dump", d.after}, dir + "/jcmd2.out");
   program.close_stdin();
   program.wait();
   return d;
@@ -118,6 +121,13 @@ const JvmDumps& jcmd_dumps(int feature) {
   static std::map<int, JvmDumps> made;
   auto it = made.find(feature);
   if (it == made.end()) it = made.emplace(feature, make_jcmd_dumps(feature)).first;
+  return it->second;
+}
+
+const JvmDumps& jcmd_g1_dumps(int feature) {
+  static std::map<int, JvmDumps> made;
+  auto it = made.find(feature);
+  if (it == made.end()) it = made.emplace(feature, make_jcmd_dumps(feature, false)).first;
   return it->second;
 }
 

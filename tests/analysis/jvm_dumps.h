@@ -17,6 +17,9 @@ struct JvmDumps {
 
 // feature: 17 or 25.
 const JvmDumps& jcmd_dumps(int feature);
+// The same program under the JVM's default collector (G1), whose dead space JDK 19 and later
+// fill with filler arrays: `before` and `histogram` only (`after` is empty).
+const JvmDumps& jcmd_g1_dumps(int feature);
 
 struct HprofDump {
   std::string path;

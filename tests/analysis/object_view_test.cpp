@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
 using analysis::ObjectDetail;
@@ -20,9 +21,7 @@ using hprof::Value;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  std::string dir = testing::TempDir() + "analysis-objects-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  return analysis_test::temp_path("objects", name);
 }
 
 const analysis::SlotValue* slot(const std::vector<analysis::SlotValue>& slots,
@@ -131,7 +130,7 @@ TEST(ObjectView, ClassObjectsShowStatics) {
   ASSERT_TRUE(k.has_value());
   EXPECT_EQ(k->kind, ObjectDetail::Kind::kClass);
   EXPECT_EQ(k->class_name, "Registry");
-  EXPECT_EQ(k->object.class_name, "java.lang.Class");
+  EXPECT_EQ(k->object.class_name, "class Registry");  // named for the class it is
   ASSERT_EQ(k->statics.size(), 2u);
   EXPECT_EQ(k->statics[0].name, "first");
   EXPECT_EQ(k->statics[0].target, heap.a);

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "synthetic_dump.h"
+#include "test_files.h"
 
 using analysis::HeapDump;
 using analysis_test::FieldSpec;
@@ -25,9 +26,7 @@ using hprof::Value;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  std::string dir = testing::TempDir() + "analysis-reader-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  return analysis_test::temp_path("reader", name);
 }
 
 const analysis::ClassStats* find_class(const std::vector<analysis::ClassStats>& h,
@@ -100,7 +99,7 @@ TEST_P(Reader, SizesHistogramAndRetainedSizes) {
   EXPECT_EQ(d->object(heap.n2)->retained_bytes, 104u);
   auto big = d->biggest_objects(2, 3);
   ASSERT_EQ(big.size(), 2u);
-  EXPECT_EQ(big[0].object.class_name, "java.lang.Class");  // Holder's class object
+  EXPECT_EQ(big[0].object.class_name, "class Holder");  // a class object is named for its class
   EXPECT_EQ(big[0].object.id, heap.holder);
   EXPECT_EQ(big[1].object.id, heap.array);
   EXPECT_EQ(big[1].retained_objects, 6u);
@@ -187,17 +186,19 @@ TEST(ReaderSemantics, DuplicateStrings) {
   add({0xAC, 0x20}, 1);
   uint64_t list = dump.add_object_array(holder_class, strings);
   dump.add_root(hprof::SubTag::kRootJniGlobal, list);
+  add({'a', 'b', 'c'}, 0);  // garbage: counted, and said to be unreachable
   const std::string path = temp_path("strings.hprof");
   dump.write(path);
   auto d = HeapDump::open(path, {.use_index_file = false});
   auto r = d->duplicate_strings(10, 3);
-  EXPECT_EQ(r.strings, 6u);
+  EXPECT_EQ(r.strings, 7u);
+  EXPECT_EQ(r.unreachable_strings, 1u);
   EXPECT_EQ(r.distinct_values, 3u);
-  EXPECT_EQ(r.duplicated_strings, 5u);
+  EXPECT_EQ(r.duplicated_strings, 6u);
   ASSERT_EQ(r.top.size(), 2u);
   EXPECT_EQ(r.top[0].value, "abc");
-  EXPECT_EQ(r.top[0].count, 3u);
-  EXPECT_EQ(r.top[0].wasted_bytes, 2u * 24 + 2u * 24);  // String 12+4+4+1; byte[3] 16+3
+  EXPECT_EQ(r.top[0].count, 4u);
+  EXPECT_EQ(r.top[0].wasted_bytes, 3u * 24 + 3u * 24);  // String 12+4+4+1; byte[3] 16+3
   ASSERT_EQ(r.top[0].holders.size(), 1u);
   EXPECT_EQ(r.top[0].holders[0].first, "java.lang.String[]");
   EXPECT_EQ(r.top[0].holders[0].second, 3u);

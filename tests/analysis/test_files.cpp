@@ -6,12 +6,41 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <set>
 
 namespace analysis_test {
+
+namespace {
+
+// The directories temp_path made, removed at exit: a test run leaves nothing in /tmp.
+class MadeDirectories {
+ public:
+  void add(const std::string& dir) {
+    std::lock_guard lock(mu_);
+    dirs_.insert(dir);
+  }
+  ~MadeDirectories() {
+    std::error_code ignored;
+    for (const auto& dir : dirs_) std::filesystem::remove_all(dir, ignored);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> dirs_;
+};
+
+MadeDirectories& made_directories() {
+  static MadeDirectories made;
+  return made;
+}
+
+}  // namespace
 
 std::string temp_path(const std::string& suite, const std::string& name) {
   std::string dir = testing::TempDir() + "analysis-" + suite + "-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
+  made_directories().add(dir);
   return dir + "/" + name;
 }
 

@@ -8,7 +8,8 @@
 
 namespace analysis_test {
 
-// TempDir()/analysis-SUITE-PID/NAME; the directory is created.
+// TempDir()/analysis-SUITE-PID/NAME; the directory is created, and removed with everything in
+// it when the test process exits (passed or failed: a failed assertion still returns normally).
 std::string temp_path(const std::string& suite, const std::string& name);
 
 std::vector<char> read_file(const std::string& path);

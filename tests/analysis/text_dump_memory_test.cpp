@@ -11,14 +11,13 @@
 #include <string>
 
 #include "analysis.h"
+#include "test_files.h"
 #include "text_dump.h"
 
 namespace {
 
 std::string temp_path(const std::string& name) {
-  std::string dir = testing::TempDir() + "analysis-textmem-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  return dir + "/" + name;
+  return analysis_test::temp_path("textmem", name);
 }
 
 // A /proc/self/status value in kB ("VmHWM", "VmRSS"); -1 if absent.

@@ -47,9 +47,13 @@ class Serve:
     """`jvmprof serve` on free ports: `port` for agents (net=127.0.0.1:port), `url` with the
     token as printed, `base` without it, `token`."""
 
-    def __init__(self, jvmprof, files=()):
+    def __init__(self, jvmprof, files=(), work=None):
+        # serve's spool directory goes into `work` (TMPDIR), which stop_all removes even when
+        # serve had to be killed and could not remove it itself.
+        env = dict(os.environ, TMPDIR=work) if work else None
         self.proc = subprocess.Popen([jvmprof, "serve", "--port", "0", "--ui-port", "0", *files],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=env)
         agent_line = self.proc.stdout.readline()
         ui_line = self.proc.stdout.readline()
         agent = re.search(r"net=127\.0\.0\.1:(\d+)", agent_line)

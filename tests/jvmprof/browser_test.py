@@ -51,7 +51,7 @@ def main():
     work = tempfile.mkdtemp(prefix="jvmprof-browser-")
     serve = jvm = driver = None
     try:
-        serve = Serve(a.jvmprof)
+        serve = Serve(a.jvmprof, work=work)
         port, url, base, token = serve.port, serve.url, serve.base, serve.token
         check_security(base, url)
 

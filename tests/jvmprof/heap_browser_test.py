@@ -61,7 +61,7 @@ def main():
                      "PlantedHeap dumped its heap: " + err[-400:]):
             return 1
 
-        serve = Serve(a.jvmprof, [dump])
+        serve = Serve(a.jvmprof, [dump], work=work)
         port, url = serve.port, serve.url
         driver = start_chromium(work, "1400,1400")
         driver.get(url)
@@ -76,7 +76,7 @@ def main():
             check(fields.get("next", ("", ""))[1].startswith("hproftest.PlantedHeap$Node 0x"),
                   "next is a link to a Node: %r" % (fields.get("next"),))
             refs = wait_rows(driver, "table.referrer-list")
-            check(any(r[0].startswith("java.lang.Class") and r[1] == "static chain" for r in refs),
+            check(any(r[0].startswith("class hproftest.PlantedHeap ") and r[1] == "static chain" for r in refs),
                   "the class refers to the head through static chain: %r" % (refs,))
             check(bool(driver.find_elements("css selector", ".heap-object pre.path a")),
                   "the path from a GC root links its objects")

@@ -136,6 +136,7 @@ TEST_F(HeapRoutes, ObjectShowsFieldsWithLinksAndItsReferrers) {
   ASSERT_EQ(cs, 200);
   EXPECT_EQ(holder["kind"], "class");
   EXPECT_EQ(holder["className"], "Holder");
+  EXPECT_EQ(holder["object"]["class"], "class Holder") << "a class object is named for its class";
   ASSERT_EQ(holder["statics"].size(), 2u);
   EXPECT_EQ(holder["statics"][1]["name"], "sub");
   EXPECT_EQ(holder["statics"][1]["target"]["class"], "Sub");
