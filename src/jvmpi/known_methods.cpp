@@ -52,12 +52,14 @@ void note_retransformation() {
 
 jmethodID known_id(jmethodID method) {
   if (method == nullptr || !g_retransformed.load(std::memory_order_relaxed)) return method;
-  jboolean obsolete = JNI_FALSE;
-  if (jvmti()->IsMethodObsolete(method, &obsolete) != JVMTI_ERROR_NONE || !obsolete) return method;
   {
+    // Looked up first: an obsolete method that the VM has since freed (COMPILED_METHOD_UNLOAD of
+    // its code) is no longer known to JVMTI as obsolete, and must map as its load did.
     std::lock_guard lock(g_mutex);
     if (auto it = g_current.find(method); it != g_current.end()) return it->second;
   }
+  jboolean obsolete = JNI_FALSE;
+  if (jvmti()->IsMethodObsolete(method, &obsolete) != JVMTI_ERROR_NONE || !obsolete) return method;
   const jmethodID current = find_current(method);
   std::lock_guard lock(g_mutex);
   g_current.emplace(method, current);
