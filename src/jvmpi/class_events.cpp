@@ -171,11 +171,16 @@ void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread thread, jclass kla
   announce(started ? jni : nullptr, klass, id);
 }
 
-void announce_loaded_classes(JNIEnv* jni) {
+// One pass over the loaded classes; returns whether it linked any (which can create classes:
+// the field-listing call makes the array class of java.lang.reflect.Field).
+bool announce_pass(JNIEnv* jni, bool link) {
   jint count = 0;
   JvmtiPtr<jclass> classes;
-  if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
+  if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return false;
+  bool linked = false;
   for (jint i = 0; i < count; ++i) {
+    // GetLoadedClasses lists only classes whose definition is complete: safe to link.
+    if (link && !is_announceable(classes[i])) linked = link_class(jni, classes[i]) || linked;
     if (is_announceable(classes[i])) {
       jobjectID id = object_ids::id_of(classes[i]);
       if (id != nullptr) {
@@ -188,14 +193,44 @@ void announce_loaded_classes(JNIEnv* jni) {
     }
     jni->DeleteLocalRef(classes[i]);
   }
+  return linked;
+}
+
+void announce_loaded_classes(JNIEnv* jni, bool link) {
+  // Linking may create classes; a class linked in one pass links nothing new in the next, so a
+  // few passes settle.
+  for (int pass = 0; announce_pass(jni, link) && pass < 3; ++pass) {
+  }
+}
+
+void announce_before_disable(JNIEnv* jni) {
+  if (jni == nullptr || current_phase() != JVMTI_PHASE_LIVE ||
+      !gate::wants(JVMPI_EVENT_CLASS_LOAD)) {
+    return;
+  }
+  announce_loaded_classes(jni, /*link=*/true);
 }
 
 jobjectID ensure_announced(JNIEnv* jni, jclass klass) {
   jobjectID id = object_ids::id_of(klass);
-  if (id != nullptr && is_announceable(klass)) {
+  if (id == nullptr) return id;
+  const jlong tag = object_ids::to_tag(id);
+  {
+    std::lock_guard lock(g_mutex);
+    if (auto it = g_classes.find(tag); it != g_classes.end() && it->second) return id;
+  }
+  if (!gate::wants(JVMPI_EVENT_CLASS_LOAD)) return id;
+  // A loaded class is named before it is linked (the element class of `new Foo[n]`, a class
+  // with instances in the CDS archive): it is linked now, so the agent can be told about it
+  // before the event or dump that names it. Every caller passes a class whose definition is
+  // complete (the class of an object or of an array's elements, or one GetLoadedClasses listed),
+  // which is what makes linking it safe; also in the start phase, when GetLoadedClasses cannot
+  // be asked.
+  if (!is_announceable(klass)) link_class(jni, klass);
+  if (is_announceable(klass)) {
     {
       std::lock_guard lock(g_mutex);
-      g_classes.try_emplace(object_ids::to_tag(id), false);
+      g_classes.try_emplace(tag, false);
     }
     announce(jni, klass, id);
   }
@@ -207,6 +242,17 @@ bool link_class(JNIEnv* jni, jclass klass) {
   if (jvmti()->GetClassStatus(klass, &status) != JVMTI_ERROR_NONE) return false;
   if ((status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY)) != 0) return true;
   if ((status & JVMTI_CLASS_STATUS_PRIMITIVE) != 0) return false;
+  // Early in start-up the VM is still initialising java.lang.Class itself: looking the linking
+  // call up then would initialise classes out of the VM's order (and re-enter this function).
+  {
+    LocalRef class_class(jni, jni->GetObjectClass(klass));
+    jint class_status = 0;
+    if (jvmti()->GetClassStatus(static_cast<jclass>(class_class.get()), &class_status) !=
+            JVMTI_ERROR_NONE ||
+        (class_status & JVMTI_CLASS_STATUS_INITIALIZED) == 0) {
+      return false;
+    }
+  }
   // A class that cannot be linked is tried once: reflection allocates, and repeated dumps of an
   // idle program must not change its heap.
   static std::mutex failed_mutex;
@@ -219,8 +265,8 @@ bool link_class(JNIEnv* jni, jclass klass) {
   // Asking the VM for the declared fields makes it link the class (JVMTI has no call for it); it
   // runs no Java code of the class and does not initialise it. The VM's own native is called,
   // not Class.getDeclaredFields, which would keep the answer in the class's reflection cache.
-  static jmethodID declared_fields = [jni] {
-    LocalRef class_class(jni, jni->FindClass("java/lang/Class"));
+  static jmethodID declared_fields = [jni, klass] {
+    LocalRef class_class(jni, jni->GetObjectClass(klass));
     jmethodID m = class_class.get() == nullptr
                       ? nullptr
                       : jni->GetMethodID(static_cast<jclass>(class_class.get()),

@@ -18,10 +18,17 @@ void JNICALL on_class_file_load_hook(jvmtiEnv* jvmti, JNIEnv* jni, jclass class_
                                      jint* new_class_data_len, unsigned char** new_class_data);
 
 // Sends CLASS_LOAD for every loaded class the agent has not been told about yet (classes loaded
-// before our events could be delivered). Called at VM initialisation.
-void announce_loaded_classes(JNIEnv* jni);
+// before our events could be delivered; called at VM initialisation). With `link`, loaded classes
+// not yet linked are linked first, so they can be described.
+void announce_loaded_classes(JNIEnv* jni, bool link);
 
-// Makes sure the agent has had CLASS_LOAD for `klass` (if it wants CLASS_LOAD) and returns its ID.
+// Called before CLASS_LOAD is disabled: every loaded class (also those not yet linked, and array
+// classes) is announced while the agent still wants CLASS_LOAD, so that no later heap dump or
+// event names a class the agent was not given.
+void announce_before_disable(JNIEnv* jni);
+
+// Makes sure the agent has had CLASS_LOAD for `klass` (if it wants CLASS_LOAD; a loaded class not
+// yet linked is linked for it) and returns its ID.
 jobjectID ensure_announced(JNIEnv* jni, jclass klass);
 
 // Links a class the VM has loaded but not yet linked (its fields and methods are then known to

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "event_gate.h"
+#include "known_methods.h"
 #include "line_numbers.h"
 
 namespace jvmpi::compiled_method_events {
@@ -27,7 +28,7 @@ void JNICALL on_load(jvmtiEnv*, jmethodID method, jint code_size, const void* co
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_COMPILED_METHOD_LOAD;
   auto& e = event.u.compiled_method_load;
-  e.method_id = method;
+  e.method_id = known_methods::known_id(method);  // code compiled for an obsolete version too
   e.code_addr = const_cast<void*>(code_addr);
   e.code_size = code_size;
   e.lineno_table_size = static_cast<jint>(lines.size());
@@ -38,7 +39,7 @@ void JNICALL on_load(jvmtiEnv*, jmethodID method, jint code_size, const void* co
 void JNICALL on_unload(jvmtiEnv*, jmethodID method, const void*) {
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_COMPILED_METHOD_UNLOAD;
-  event.u.compiled_method_unload.method_id = method;
+  event.u.compiled_method_unload.method_id = known_methods::known_id(method);
   gate::deliver(&event);
 }
 

@@ -134,6 +134,9 @@ jint set(jint type, bool on) {
   const EventInfo info = info_of(type);
   if (info.support != Support::kAvailable) return JVMPI_NOT_AVAILABLE;
   bool needs_retransform = false;
+  // Outside the lock: announcing delivers CLASS_LOAD events, whose handlers may call back.
+  if (!on && type == JVMPI_EVENT_CLASS_LOAD)
+    class_events::announce_before_disable(current_jni_env());
   {
     std::lock_guard lock(g_mutex);
     gate::set_enabled(type, on);

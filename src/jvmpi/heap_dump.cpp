@@ -18,6 +18,7 @@
 #include "heap_reserve.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
+#include "known_methods.h"
 #include "line_numbers.h"
 #include "log.h"
 #include "object_ids.h"
@@ -800,13 +801,13 @@ Traces build_traces(const HeapWalk& walk) {
     for (const FrameRoot* r : roots) depth = std::max(depth, r->depth + 1);
     std::vector<JVMPI_CallFrame> frames(static_cast<size_t>(depth));
     for (jint d = 0; d < count; ++d) {
-      frames[d].method_id = stack[d].method;
+      frames[d].method_id = known_methods::known_id(stack[d].method);
       frames[d].lineno = line_numbers::line_of(stack[d].method, stack[d].location);
     }
     for (const FrameRoot* r : roots) {
       auto& f = frames[static_cast<size_t>(r->depth)];
-      if (r->location >= 0 || f.method_id != r->method) {
-        f.method_id = r->method;
+      if (r->location >= 0 || f.method_id != known_methods::known_id(r->method)) {
+        f.method_id = known_methods::known_id(r->method);
         f.lineno = r->location >= 0 ? line_numbers::line_of(r->method, r->location)
                                     : line_numbers::kUnknownLine;
       }

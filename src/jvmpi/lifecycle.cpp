@@ -33,12 +33,14 @@ void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   {
     // What the runtime allocates while it sets up here is not the program's.
     allocation_events::InternalAllocations internal;
+    // The start-up batch's classes come before its threads: an agent that takes a thread's stack
+    // in THREAD_START (Finalizer, Reference Handler are inside JDK methods) can name every frame.
+    class_events::announce_loaded_classes(jni, /*link=*/false);
     (void)thread_events::ensure_known(jni, thread);
     thread_events::announce_known_threads(jni);
     event_control::apply_pending();
     // The main thread existed before allocation tracking could begin.
     if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC)) allocation_events::prime_current_thread(jni);
-    class_events::announce_loaded_classes(jni);
     monitor_events::start_reporting();
     jni_reference_events::install();  // if the start phase was too early for it
     gc_events::start(jni);

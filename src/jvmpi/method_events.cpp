@@ -12,6 +12,7 @@
 #include "event_gate.h"
 #include "hook_scope.h"
 #include "jvmti_access.h"
+#include "known_methods.h"
 #include "log.h"
 #include "monitor_exit_events.h"
 #include "object_ids.h"
@@ -281,6 +282,7 @@ bool is_application_loader(JNIEnv* jni, jobject loader) {
 // Brings every loaded class in line with the hooks the enabled events need: the class-file hook
 // instruments (or, with no hooks wanted, returns the original code of) each retransformed class.
 void retransform_loaded_classes(JNIEnv* jni) {
+  known_methods::note_retransformation();
   jint count = 0;
   JvmtiPtr<jclass> classes;
   if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;

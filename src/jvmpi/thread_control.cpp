@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jvmti_access.h"
+#include "known_methods.h"
 #include "line_numbers.h"
 #include "object_ids.h"
 #include "thread_events.h"
@@ -102,7 +103,7 @@ void fill_call_trace(jobject thread, jint depth, bool bytecode_indexes, JVMPI_Ca
   jint count = 0;
   if (jvmti()->GetStackTrace(thread, 0, depth, frames, &count) != JVMTI_ERROR_NONE) return;
   for (jint i = 0; i < count; ++i) {
-    trace->frames[i].method_id = frames[i].method;
+    trace->frames[i].method_id = known_methods::known_id(frames[i].method);
     // HotSpot's locations are bytecode indexes (< 65536); a native frame's is -1.
     trace->frames[i].lineno = bytecode_indexes
                                   ? static_cast<jint>(frames[i].location)

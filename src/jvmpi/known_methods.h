@@ -1,0 +1,17 @@
+// Method IDs as the agent knows them. A frame still running the old version of a method whose
+// class was retransformed (for METHOD_ENTRY, MONITOR_CONTENDED_EXIT ...) while the frame was
+// active is named by JVMTI with an ID of its own, for the obsolete method, which no CLASS_LOAD
+// lists; such IDs are mapped to the ID of the method's current version, the one CLASS_LOAD gave.
+#pragma once
+
+#include <jni.h>
+
+namespace jvmpi::known_methods {
+
+// Called before classes are retransformed: only then can stacks hold obsolete methods.
+void note_retransformation();
+
+// `method`, or for an obsolete method the current version's ID (same class, name and signature).
+jmethodID known_id(jmethodID method);
+
+}  // namespace jvmpi::known_methods

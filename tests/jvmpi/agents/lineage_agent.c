@@ -1,0 +1,360 @@
+/*
+ * Does what agents of the HPROF lineage do with JVMPI, and checks that every class ID and method ID
+ * the runtime hands them is one a CLASS_LOAD told them about. Option mode= picks the pattern:
+ *
+ *   dump          CLASS_LOAD from the start; at JVM_SHUT_DOWN every event is disabled, then a
+ *                 level-2 HEAP_DUMP is requested and parsed as such an agent parses it (a
+ *                 CLASS_DUMP can only be read with its class's CLASS_LOAD: interface count and
+ *                 static field types come from there). Log: DUMP.
+ *   thread_trace  GetCallTrace of the new thread in every THREAD_START (also those of the
+ *                 start-up batch); every frame's method must be known. Log: TRACES.
+ *   retransform   METHOD_ENTRY is enabled mid-run (Agent.hook(1)) while threads are inside the
+ *                 methods it instruments; then (Agent.hook(2)) GetCallTrace of every thread and a
+ *                 MONITOR_DUMP, whose every frame must be known. Log: TRACES.
+ *   alloc_class   OBJ_ALLOC on from the start; the class (or element class) an OBJ_ALLOC names must
+ *                 have had its CLASS_LOAD, and RequestEvent(CLASS_LOAD) for it must succeed right
+ *                 then. Log: ALLOCS.
+ *
+ * Unknown IDs are logged as UNKNOWN lines (the first few) and counted.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_common.h"
+
+static JVMPI_Interface* jvmpi;
+static char mode[32];
+static volatile int init_done;
+
+/* ---- classes from CLASS_LOAD: what a dump reader needs of them ---- */
+
+#define CLASS_SLOTS 65536 /* power of two; a JDK boots with ~5000 classes, a heap dump may add */
+
+struct class_entry {
+  jobjectID id;
+  int num_interfaces;
+  int num_statics;
+  char* static_types; /* first character of each static field's signature */
+};
+static struct class_entry classes[CLASS_SLOTS];
+static pthread_mutex_t classes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct class_entry* class_slot(jobjectID id) {
+  size_t h = ((size_t)id >> 3) * 2654435761u;
+  for (size_t i = 0; i < CLASS_SLOTS; i++) {
+    struct class_entry* e = &classes[(h + i) & (CLASS_SLOTS - 1)];
+    if (e->id == id || e->id == NULL) return e;
+  }
+  return NULL;
+}
+
+/* While set, a requested CLASS_LOAD only names an unknown class for the log: it is not learnt. */
+static int naming;
+static char named[256];
+
+static void class_loaded(const JVMPI_Event* ev) {
+  if (naming) {
+    snprintf(named, sizeof named, "%s", ev->u.class_load.class_name);
+    return;
+  }
+  names_add_class(ev);
+  pthread_mutex_lock(&classes_lock);
+  struct class_entry* e = class_slot(ev->u.class_load.class_id);
+  if (e != NULL && e->id == NULL) {
+    e->num_interfaces = ev->u.class_load.num_interfaces;
+    e->num_statics = ev->u.class_load.num_static_fields;
+    e->static_types = malloc((size_t)e->num_statics + 1);
+    for (int i = 0; e->static_types != NULL && i < e->num_statics; i++) {
+      e->static_types[i] = ev->u.class_load.statics[i].field_signature[0];
+    }
+    e->id = ev->u.class_load.class_id;
+  }
+  pthread_mutex_unlock(&classes_lock);
+}
+
+/* The class's entry, or NULL when no CLASS_LOAD named it. Entries are never removed. */
+static const struct class_entry* class_known(jobjectID id) {
+  pthread_mutex_lock(&classes_lock);
+  struct class_entry* e = class_slot(id);
+  if (e != NULL && (e->id != id || id == NULL)) e = NULL;
+  pthread_mutex_unlock(&classes_lock);
+  return e;
+}
+
+static long unknown_logged;
+static void log_unknown(const char* what, const void* id, const char* where) {
+  if (unknown_logged++ < 8) tl_log("UNKNOWN\twhat=%s\tid=0x%llx\twhere=%s", what, PTR(id), where);
+}
+
+/* ---- threads from THREAD_START ---- */
+
+#define MAX_THREADS 512
+static JNIEnv* thread_envs[MAX_THREADS];
+static int thread_count;
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- call traces: every frame must name a known method ---- */
+
+static long traces, frames, unknown_frames;
+static pthread_mutex_t traces_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void check_trace(const JVMPI_CallTrace* t, const char* where) {
+  pthread_mutex_lock(&traces_lock);
+  traces++;
+  for (jint i = 0; i < t->num_frames; i++) {
+    frames++;
+    if (names_method(t->frames[i].method_id) == NULL) {
+      unknown_frames++;
+      log_unknown("method", t->frames[i].method_id, where);
+    }
+  }
+  pthread_mutex_unlock(&traces_lock);
+}
+
+static void trace_thread(JNIEnv* env, const char* where) {
+  JVMPI_CallFrame f[64];
+  JVMPI_CallTrace t = {env, 0, f};
+  jvmpi->GetCallTrace(&t, 64);
+  check_trace(&t, where);
+}
+
+static void log_traces(const char* when) {
+  tl_log("TRACES\twhen=%s\ttraces=%ld\tframes=%ld\tunknown=%ld", when, traces, frames,
+         unknown_frames);
+}
+
+/* ---- heap dump, read as a level-2 reader must ---- */
+
+static uint32_t u4(const unsigned char* p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static jobjectID id_at(const unsigned char* p) {
+  jobjectID id;
+  memcpy(&id, p, sizeof id);
+  return id;
+}
+static size_t value_size(int type) {
+  switch (type) {
+    case JVMPI_CLASS:
+    case 'L':
+    case '[':
+      return sizeof(void*);
+    case JVMPI_BOOLEAN:
+    case JVMPI_BYTE:
+    case 'Z':
+    case 'B':
+      return 1;
+    case JVMPI_SHORT:
+    case JVMPI_CHAR:
+    case 'S':
+    case 'C':
+      return 2;
+    case JVMPI_INT:
+    case JVMPI_FLOAT:
+    case 'I':
+    case 'F':
+      return 4;
+    case JVMPI_LONG:
+    case JVMPI_DOUBLE:
+    case 'J':
+    case 'D':
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+static long dump_records, class_dumps, unknown_classes;
+static int dump_complete;
+
+static void check_class(jobjectID id, const char* where) {
+  if (id == NULL || class_known(id) != NULL) return;
+  unknown_classes++;
+  if (unknown_logged < 8) {
+    naming = 1;
+    strcpy(named, "?");
+    jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, id);
+    naming = 0;
+    tl_log("UNKNOWN_CLASS_NAME\tid=0x%llx\tname=%s", PTR(id), named);
+  }
+  log_unknown("class", id, where);
+}
+
+static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
+  const size_t id = sizeof(void*);
+  while (p < end) {
+    const int type = *p++;
+    dump_records++;
+    switch (type) {
+      case JVMPI_GC_ROOT_UNKNOWN:
+      case JVMPI_GC_ROOT_MONITOR_USED:
+        p += id;
+        break;
+      case JVMPI_GC_ROOT_STICKY_CLASS:
+        check_class(id_at(p), "ROOT_STICKY_CLASS");
+        p += id;
+        break;
+      case JVMPI_GC_ROOT_JNI_GLOBAL:
+      case JVMPI_GC_ROOT_NATIVE_STACK:
+      case JVMPI_GC_ROOT_THREAD_BLOCK:
+        p += 2 * id;
+        break;
+      case JVMPI_GC_ROOT_JNI_LOCAL:
+      case JVMPI_GC_ROOT_JAVA_FRAME:
+        p += 2 * id + 4;
+        break;
+      case JVMPI_GC_CLASS_DUMP: {
+        class_dumps++;
+        const struct class_entry* c = class_known(id_at(p));
+        if (c == NULL) {
+          /* Its interfaces and statics cannot be skipped: the rest of the dump is unreadable. */
+          check_class(id_at(p), "CLASS_DUMP");
+          return;
+        }
+        check_class(id_at(p + id), "CLASS_DUMP super");
+        p += 7 * id + 4 + (size_t)c->num_interfaces * id;
+        uint32_t pool = (uint32_t)p[0] << 8 | p[1];
+        p += 2;
+        for (uint32_t i = 0; i < pool; i++) p += 3 + value_size(p[2]);
+        for (int i = 0; i < c->num_statics; i++) p += value_size(c->static_types[i]);
+        break;
+      }
+      case JVMPI_GC_INSTANCE_DUMP:
+        check_class(id_at(p + id), "INSTANCE_DUMP");
+        p += 2 * id + 4 + u4(p + 2 * id);
+        break;
+      case JVMPI_GC_OBJ_ARRAY_DUMP:
+        check_class(id_at(p + id + 4), "OBJ_ARRAY_DUMP");
+        p += 2 * id + 4 + (size_t)u4(p + id) * id;
+        break;
+      case JVMPI_GC_PRIM_ARRAY_DUMP:
+        p += id + 5 + (size_t)u4(p + id) * value_size(p[id + 4]);
+        break;
+      default:
+        tl_log("BAD_RECORD\ttype=0x%x", type);
+        return;
+    }
+  }
+  dump_complete = p == end;
+}
+
+/* ---- allocations ---- */
+
+static long allocs_named, allocs_unknown, requests, requests_failed;
+
+static void object_alloc(JVMPI_Event* ev) {
+  jobjectID cls = ev->u.obj_alloc.class_id;
+  if (cls == NULL) return; /* primitive arrays, java.lang.Class's own class */
+  allocs_named++;
+  if (class_known(cls) != NULL) return;
+  allocs_unknown++;
+  log_unknown("class", cls, init_done ? "OBJ_ALLOC" : "OBJ_ALLOC before JVM_INIT_DONE");
+  /* What the agent does with a class it has not heard of: ask for it, there and then. */
+  requests++;
+  if (jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, cls) != JVMPI_SUCCESS ||
+      class_known(cls) == NULL) {
+    requests_failed++;
+    tl_log("REQUEST_FAILED\tclass=0x%llx\tinit_done=%d", PTR(cls), init_done);
+  }
+}
+
+/* ---- events ---- */
+
+static void shut_down(void) {
+  if (strcmp(mode, "dump") == 0) {
+    for (jint e = 1; e <= JVMPI_MAX_EVENT_TYPE_VAL; e++) jvmpi->DisableEvent(e, NULL);
+    JVMPI_HeapDumpArg arg = {JVMPI_DUMP_LEVEL_2};
+    const jint rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
+    tl_log("DUMP\trc=%d\trecords=%ld\tclass_dumps=%ld\tunknown=%ld\tcomplete=%d", (int)rc,
+           dump_records, class_dumps, unknown_classes, dump_complete);
+    log_traces("dump");
+  } else if (strcmp(mode, "alloc_class") == 0) {
+    tl_log("ALLOCS\tnamed=%ld\tunknown=%ld\trequests=%ld\tfailed=%ld", allocs_named, allocs_unknown,
+           requests, requests_failed);
+  } else {
+    log_traces("shutdown");
+  }
+}
+
+static void notify_event(JVMPI_Event* ev) {
+  switch (ev->event_type & ~JVMPI_REQUESTED_EVENT) {
+    case JVMPI_EVENT_CLASS_LOAD:
+      class_loaded(ev);
+      break;
+    case JVMPI_EVENT_THREAD_START: {
+      JNIEnv* env = ev->u.thread_start.thread_env_id;
+      pthread_mutex_lock(&threads_lock);
+      if (thread_count < MAX_THREADS) thread_envs[thread_count++] = env;
+      pthread_mutex_unlock(&threads_lock);
+      threads_add(env, ev->u.thread_start.thread_name);
+      if (strcmp(mode, "thread_trace") == 0) trace_thread(env, ev->u.thread_start.thread_name);
+      break;
+    }
+    case JVMPI_EVENT_THREAD_END:
+      threads_remove(ev->env_id);
+      break;
+    case JVMPI_EVENT_OBJECT_ALLOC:
+      object_alloc(ev);
+      break;
+    case JVMPI_EVENT_HEAP_DUMP:
+      read_heap_dump((const unsigned char*)ev->u.heap_dump.begin,
+                     (const unsigned char*)ev->u.heap_dump.end);
+      for (jint i = 0; i < ev->u.heap_dump.num_traces; i++) {
+        check_trace(&ev->u.heap_dump.traces[i], "HEAP_DUMP");
+      }
+      break;
+    case JVMPI_EVENT_MONITOR_DUMP:
+      for (jint i = 0; i < ev->u.monitor_dump.num_traces; i++) {
+        check_trace(&ev->u.monitor_dump.traces[i], "MONITOR_DUMP");
+      }
+      break;
+    case JVMPI_EVENT_JVM_INIT_DONE:
+      init_done = 1;
+      break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN:
+      shut_down();
+      break;
+    default:
+      break;
+  }
+}
+
+/* retransform: hook(1) enables METHOD_ENTRY, hook(2) traces every live thread and dumps monitors.
+ */
+JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint code, jlong arg,
+                                                  jobject obj) {
+  (void)env;
+  (void)cls;
+  (void)arg;
+  (void)obj;
+  if (code == 1) return jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
+  if (code != 2) return -1;
+  JNIEnv* envs[MAX_THREADS];
+  pthread_mutex_lock(&threads_lock);
+  const int n = thread_count;
+  memcpy(envs, thread_envs, sizeof(JNIEnv*) * (size_t)n);
+  pthread_mutex_unlock(&threads_lock);
+  for (int i = 0; i < n; i++) {
+    if (threads_known(envs[i])) trace_thread(envs[i], "GetCallTrace");
+  }
+  const jint rc = jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL);
+  log_traces("hook");
+  return rc;
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void* reserved) {
+  (void)reserved;
+  if (!tl_open(options)) return JNI_ERR;
+  if (!opt_value(options, "mode", mode, sizeof mode)) return JNI_ERR;
+  if ((*vm)->GetEnv(vm, (void**)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
+  jvmpi->NotifyEvent = notify_event;
+  jvmpi->EnableEvent(JVMPI_EVENT_CLASS_LOAD, NULL);
+  jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
+  jvmpi->EnableEvent(JVMPI_EVENT_THREAD_END, NULL);
+  jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
+  jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
+  if (strcmp(mode, "alloc_class") == 0) jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL);
+  return JNI_OK;
+}

@@ -1,0 +1,82 @@
+// What agents of the HPROF lineage do, and the IDs they must be able to resolve: every class ID in
+// an exit heap dump taken after every event was disabled, every method ID in GetCallTrace during
+// THREAD_START and after METHOD_ENTRY instrumented running methods (also MONITOR_DUMP traces),
+// and every class an OBJ_ALLOC names, at the moment it names it. Agent: agents/lineage_agent.c.
+#include "jvmpi_test.h"
+
+namespace jvmpitest {
+namespace {
+
+class JvmpiLineage : public JvmpiTest {
+ protected:
+  std::string Unknown(const std::vector<Line>& log) {
+    std::string text;
+    for (const Line& l : Select(log, "UNKNOWN")) text += l.raw + "\n";
+    for (const Line& l : Select(log, "UNKNOWN_CLASS_NAME")) text += l.raw + "\n";
+    for (const Line& l : Select(log, "REQUEST_FAILED")) text += l.raw + "\n";
+    return text;
+  }
+};
+
+TEST_P(JvmpiLineage, ExitHeapDumpNamesOnlyAnnouncedClasses) {
+  const JvmResult result = Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=dump"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto dump = Select(log, "DUMP");
+  ASSERT_EQ(dump.size(), 1u) << result.Describe();
+  EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  // A JDK's start-up alone loads more than 400 classes.
+  EXPECT_GT(dump[0].num("class_dumps"), 400) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("unknown"), 0) << dump[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, CallTraceInThreadStartResolvesEveryFrame) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.StartupProgram", "mode=thread_trace"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto traces = Select(log, "TRACES", {{"when", "shutdown"}});
+  ASSERT_EQ(traces.size(), 1u) << result.Describe();
+  // main, Signal Dispatcher, Finalizer, Reference Handler and the program's worker at least;
+  // Finalizer and Reference Handler are inside JDK methods when they are announced.
+  EXPECT_GE(traces[0].num("traces"), 5) << traces[0].raw;
+  EXPECT_GE(traces[0].num("frames"), 2) << traces[0].raw;
+  EXPECT_EQ(traces[0].num("unknown"), 0) << traces[0].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, TracesAfterMidRunMethodEntryResolveEveryFrame) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.RetransformProgram", "mode=retransform"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto facts = ParseLines(result.out);
+  ASSERT_EQ(Select(facts, "FACT", {{"enable_rc", "0"}}).size(), 1u) << result.Describe();
+  ASSERT_EQ(Select(facts, "FACT", {{"dump_rc", "0"}}).size(), 1u) << result.Describe();
+  const auto log = Log();
+  const auto hooks = Select(log, "TRACES", {{"when", "hook"}});
+  ASSERT_EQ(hooks.size(), 2u) << result.Describe();
+  // At the first hook: main, the waiter and the blocked thread are inside program methods that
+  // were instrumented under them (and Finalizer, Reference Handler inside JDK ones); their
+  // traces and the monitor dump's (one per thread) are counted together.
+  EXPECT_GE(hooks[0].num("traces"), 8) << hooks[0].raw;
+  EXPECT_GE(hooks[0].num("frames"), 20) << hooks[0].raw;
+  EXPECT_EQ(hooks[0].num("unknown"), 0) << hooks[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(hooks[1].num("unknown"), 0) << hooks[1].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, AllocationNamesOnlyRequestableAnnouncedClasses) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=alloc_class"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto allocs = Select(log, "ALLOCS");
+  ASSERT_EQ(allocs.size(), 1u) << result.Describe();
+  EXPECT_GT(allocs[0].num("named"), 100) << allocs[0].raw;
+  EXPECT_EQ(allocs[0].num("unknown"), 0) << allocs[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(allocs[0].num("failed"), 0) << allocs[0].raw << "\n" << Unknown(log);
+}
+
+JVMPI_TEST_SUITE(JvmpiLineage);
+
+}  // namespace
+}  // namespace jvmpitest
