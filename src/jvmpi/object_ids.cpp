@@ -64,9 +64,10 @@ bool is_remembered(jlong tag) {
   return shard.weak_by_tag.count(tag) != 0;
 }
 
-// Keeps a weak reference from `tag` to `object` unless one is kept already.
-void remember(JNIEnv* env, jobject object, jlong tag) {
-  if (env == nullptr || object == nullptr || tag == 0 || is_remembered(tag)) return;
+// Keeps a weak reference from `tag` to `object` unless one is kept already (`fresh`: the tag was
+// just made, so none can be).
+void remember(JNIEnv* env, jobject object, jlong tag, bool fresh = false) {
+  if (env == nullptr || object == nullptr || tag == 0 || (!fresh && is_remembered(tag))) return;
   jweak weak;
   {
     jni_reference_events::InternalScope internal;  // the runtime's own reference: not reported
@@ -127,7 +128,7 @@ jlong new_tag() {
 jobjectID tag_new_object(jobject object) {
   const jlong tag = new_tag();
   if (jvmti()->SetTag(object, tag) != JVMTI_ERROR_NONE) return nullptr;
-  remember(current_jni_env(), object, tag);
+  remember(current_jni_env(), object, tag, /*fresh=*/true);
   return from_tag(tag);
 }
 

@@ -59,6 +59,16 @@ public final class ResolveProgram {
     // Garbage first, so that the objects below do not start at the bottom of the heap.
     Object[] before = new Object[5000];
     for (int i = 0; i < before.length; i++) before[i] = new byte[100];
+    // Each class's first allocation also announces it (the runtime's own work may allocate):
+    // done here, so that the last allocation below is the object itself.
+    before[0] = new Small();
+    before[1] = new Big();
+    before[2] = new String[1];
+    // Likewise each native's first call, which links it (the lookup allocates).
+    ResolveAgent.lastAllocId();
+    ResolveAgent.lastAllocSize();
+    ResolveAgent.idOf(before);
+    ResolveAgent.request(0);
 
     small = new Small();
     long id = ResolveAgent.lastAllocId();

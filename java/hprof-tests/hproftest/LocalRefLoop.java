@@ -11,7 +11,8 @@ import java.util.concurrent.CyclicBarrier;
  * its ROOT JNI LOCAL records show the JNI local references each thread still holds. Every
  * reference a profiler's callbacks made on these threads and did not free would be among them.
  *
- * <p>args: dump file, threads, iterations.
+ * <p>args: dump file ("-": print READY and wait for a line on stdin instead, while another
+ * dumper, e.g. HPROF on SIGQUIT, writes the dump), threads, iterations.
  */
 public final class LocalRefLoop {
   static final Object[] LOCKS = {new Object(), new Object(), new Object()};
@@ -58,7 +59,14 @@ public final class LocalRefLoop {
       workers[t].start();
     }
     end.await();
-    ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class).dumpHeap(dump, true);
+    if (dump.equals("-")) {
+      // Someone else dumps the heap (a profiler, on SIGQUIT): wait for their word on stdin.
+      System.out.println("READY");
+      System.out.flush();
+      new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+    } else {
+      ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class).dumpHeap(dump, true);
+    }
     end.await();
     for (Thread w : workers) w.join();
     System.out.println("LOCALREFS threads=" + threads + " iterations=" + iterations);
