@@ -37,7 +37,8 @@ struct Shard {
   std::unordered_map<jlong, jweak> weak_by_tag;
   size_t sweep_at = kFirstSweep;
 };
-std::array<Shard, kShards> g_shards;
+// Never destroyed: VM threads may still resolve IDs while the process exits.
+std::array<Shard, kShards>& g_shards = *new std::array<Shard, kShards>;
 
 Shard& shard_of(jlong tag) {
   return g_shards[static_cast<size_t>(tag >> 3) & (kShards - 1)];
