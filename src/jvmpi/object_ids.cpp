@@ -24,11 +24,13 @@ std::mutex g_assign_mutex;
 //
 // Cost: a weak reference is one slot in the VM's weak handle storage (8 bytes, scanned in parallel
 // by each collection) plus a map entry here, made when the object is first named: by an event
-// (monitors, threads, classes, receivers) or by its OBJECT_ALLOC. The per-allocation share is small
-// beside the tag itself (SetTag takes the VM's tag-map lock, NewWeakGlobalRef its handle-storage
-// lock) and buys what agents of JVMPI's era relied on: any ID they were given answers a request in
-// microseconds. Entries of collected objects are swept from a shard whenever it has doubled since
-// its last sweep, so a shard holds at most twice its live entries and sweeping is O(1) per insert.
+// (monitors, threads, classes, receivers: few distinct objects) or by jobject2jobjectID. Allocated
+// objects get theirs only once an agent has asked for an object the table did not hold (see
+// g_allocations_resolvable): one per allocation costs the VM's handle-storage lock, a map entry and
+// a sweep, which measured 2-3x the whole cost of exact OBJECT_ALLOC tracking; HPROF, whose own
+// requests name objects from events, never pays it. Entries of collected objects are swept from a
+// shard whenever it has doubled since its last sweep, so a shard holds at most twice its live
+// entries and sweeping is O(1) per insert.
 // Tags only grow and never pass to another object, so an entry never names the wrong object.
 constexpr size_t kShards = 64;  // a power of two: contention spreads over threads
 constexpr size_t kFirstSweep = 1024;
@@ -39,6 +41,20 @@ struct Shard {
 };
 // Never destroyed: VM threads may still resolve IDs while the process exits.
 std::array<Shard, kShards>& g_shards = *new std::array<Shard, kShards>;
+
+// Whether allocated objects get their weak reference as they are tagged: from an agent's first
+// request for an ID the table did not hold on (IDs allocated before that resolve through the tag
+// map once each, and are kept from then on).
+std::atomic<bool> g_allocations_resolvable{false};
+
+// Before the live phase the tag map cannot be searched: objects tagged then are always kept.
+std::atomic<bool> g_live{false};
+bool before_live() {
+  if (g_live.load(std::memory_order_relaxed)) return false;
+  if (current_phase() != JVMTI_PHASE_LIVE) return true;
+  g_live.store(true, std::memory_order_relaxed);
+  return false;
+}
 
 Shard& shard_of(jlong tag) {
   return g_shards[static_cast<size_t>(tag >> 3) & (kShards - 1)];
@@ -129,7 +145,9 @@ jlong new_tag() {
 jobjectID tag_new_object(jobject object) {
   const jlong tag = new_tag();
   if (jvmti()->SetTag(object, tag) != JVMTI_ERROR_NONE) return nullptr;
-  remember(current_jni_env(), object, tag, /*fresh=*/true);
+  if (g_allocations_resolvable.load(std::memory_order_relaxed) || before_live()) {
+    remember(current_jni_env(), object, tag, /*fresh=*/true);
+  }
   return from_tag(tag);
 }
 
@@ -138,9 +156,11 @@ jobject object_of(JNIEnv* env, jobjectID id) {
   if (tag == 0 || env == nullptr) return nullptr;
   if (jobject object = remembered_object(env, tag); object != nullptr) return object;
   if (is_remembered(tag)) return nullptr;  // kept, and collected since
-  // An ID never seen with its object (a heap walk gave it out): one tag-map walk, after which it
-  // resolves from the table. Before the live phase the tag map cannot be searched at all.
+  // An ID not in the table (an allocation's before the first such request, or one a heap walk
+  // gave out): one tag-map walk, after which it resolves from the table. Before the live phase
+  // the tag map cannot be searched at all.
   if (current_phase() != JVMTI_PHASE_LIVE) return nullptr;
+  g_allocations_resolvable.store(true, std::memory_order_relaxed);
   jint count = 0;
   JvmtiPtr<jobject> objects;
   jlong wanted = tag;
