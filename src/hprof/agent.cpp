@@ -270,8 +270,9 @@ void notify_event(JVMPI_Event* event) {
       p.monitors.on_contended_enter(event->env_id, event->u.monitor.object);
       break;
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED:
-      p.monitors.on_contended_entered(event->env_id, current_trace(event->env_id),
-                                      class_name_of_object(event->u.monitor.object));
+      p.monitors.on_contended_entered(
+          event->env_id, current_trace(event->env_id),
+          MonitorProfile::class_of(event->u.monitor.object, class_name_of_object));
       break;
     case JVMPI_EVENT_MONITOR_WAIT:
       write_wait_line(*event, false);

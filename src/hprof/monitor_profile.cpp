@@ -7,6 +7,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <memory>
 
 #include "text_report.h"
 
@@ -107,31 +108,63 @@ std::string monitor_signature(const std::string& class_name) {
   return "L" + s + ";";
 }
 
+namespace {
+
+// When the calling thread began to block (the enter and the entered event come on the blocked
+// thread); its JNIEnv tells a later attachment of the same OS thread apart.
+struct BlockedSince {
+  JNIEnv* env = nullptr;
+  uint64_t ns = 0;
+};
+thread_local BlockedSince t_blocked;
+
+// The calling thread's recently met monitors and their class names.
+struct ClassMemo {
+  static constexpr size_t kSlots = 64;
+  jobjectID object[kSlots] = {};
+  std::string name[kSlots];
+};
+thread_local std::unique_ptr<ClassMemo> t_class_memo;
+
+}  // namespace
+
 void MonitorProfile::on_contended_enter(JNIEnv* env, jobjectID) {
-  std::lock_guard lock(mutex_);
-  blocked_since_[env] = now_ns();
+  t_blocked = {env, now_ns()};
 }
 
 uint64_t MonitorProfile::on_contended_entered(JNIEnv* env, unsigned trace,
                                               const std::string& monitor_class) {
   const uint64_t now = now_ns();
-  std::lock_guard lock(mutex_);
-  auto it = blocked_since_.find(env);
-  if (it == blocked_since_.end()) return 0;
-  const uint64_t blocked = now - it->second;
-  blocked_since_.erase(it);
-  Cost& c = costs_[Key{trace, monitor_class}];
+  if (t_blocked.env != env || env == nullptr) return 0;
+  const uint64_t blocked = now - t_blocked.ns;
+  t_blocked = {};
+  Key key{trace, monitor_class};
+  Shard& shard = shards_[KeyHash{}(key) % kShards];
+  std::lock_guard lock(shard.mutex);
+  Cost& c = shard.costs[std::move(key)];
   c.count += 1;
   c.time_ns += blocked;
   return blocked;
 }
 
+const std::string& MonitorProfile::class_of(jobjectID object,
+                                            const std::function<std::string(jobjectID)>& name_of) {
+  if (!t_class_memo) t_class_memo = std::make_unique<ClassMemo>();
+  ClassMemo& memo = *t_class_memo;
+  const size_t slot = (reinterpret_cast<uintptr_t>(object) >> 3) % ClassMemo::kSlots;
+  if (object == nullptr || memo.object[slot] != object) {
+    memo.name[slot] = name_of(object);
+    memo.object[slot] = object;
+  }
+  return memo.name[slot];
+}
+
 std::string MonitorProfile::time_section(const TraceTable&, double cutoff) const {
   std::vector<std::pair<Key, Cost>> rows;
   uint64_t total = 0;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [key, cost] : costs_) {
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (const auto& [key, cost] : shard.costs) {
       rows.emplace_back(key, cost);
       total += cost.time_ns;
     }

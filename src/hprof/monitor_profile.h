@@ -15,12 +15,20 @@
 
 namespace hprof::agent {
 
+// Contended entries are counted on the contending threads themselves, many at once: the time a
+// thread began to block is its own, and the costs are spread over shards, so no lock is shared by
+// all contending threads and none is held while a stack is walked or an object's class is named.
 class MonitorProfile {
  public:
   void on_contended_enter(JNIEnv* env, jobjectID object);
   // Returns the time blocked, in ns (0 if the enter was not seen).
   uint64_t on_contended_entered(JNIEnv* env, unsigned trace, const std::string& monitor_class);
   std::string time_section(const TraceTable& traces, double cutoff) const;
+
+  // The class name of a monitor object, asked of `name_of` only the first time this thread meets
+  // the object (an object ID names one object for its whole life, and its class never changes).
+  static const std::string& class_of(jobjectID object,
+                                     const std::function<std::string(jobjectID)>& name_of);
 
  private:
   struct Key {
@@ -38,9 +46,12 @@ class MonitorProfile {
     uint64_t time_ns = 0;
   };
 
-  mutable std::mutex mutex_;
-  std::unordered_map<JNIEnv*, uint64_t> blocked_since_;
-  std::unordered_map<Key, Cost, KeyHash> costs_;
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    mutable std::mutex mutex;
+    std::unordered_map<Key, Cost, KeyHash> costs;
+  };
+  Shard shards_[kShards];
 };
 
 // "Ljava/lang/Object;" for "java.lang.Object" (as WAIT lines and monitor dumps print monitors).

@@ -26,10 +26,11 @@ void on_sigusr1(int) {
   sem_post(&g_reset_signals);
 }  // async-signal-safe
 
-void JNICALL reset_listener_main(jvmtiEnv*, JNIEnv*, void*) {
+void JNICALL reset_listener_main(jvmtiEnv*, JNIEnv* jni, void*) {
   for (;;) {
     if (sem_wait(&g_reset_signals) != 0) continue;  // EINTR
     if (g_stopping.load() || gate::is_shut_down()) return;
+    LocalFrame frame(jni);  // this thread never returns to Java: the handler's references go here
     JVMPI_Event event{};
     event.event_type = JVMPI_EVENT_DATA_RESET_REQUEST;
     event.env_id = nullptr;  // a signal belongs to no Java thread

@@ -178,6 +178,9 @@ jint disable(jint event_type, void*) {
 
 jint request(jint event_type, void* arg) {
   JNIEnv* jni = current_jni_env();
+  // Agents request from threads of their own that never return to Java: nothing a request makes
+  // (or the agent's handler of the requested event) may stay behind on them.
+  LocalFrame frame(jni);
   switch (event_type) {
     case JVMPI_EVENT_CLASS_LOAD:
       return class_events::request_class_load(jni, static_cast<jobjectID>(arg));

@@ -158,6 +158,9 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
     }
     while (sem_timedwait(&g_wakeup, &until) != 0 && errno == EINTR) {
     }
+    // This thread never returns to Java: each round's local references (the agent's handlers',
+    // too) are released with the round.
+    LocalFrame frame(jni);
     const bool stopping = g_stopping.load();
     const long finished = g_collections_finished.load();
     if (finished != reported || stopping) flush_object_free_events(jni);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -1041,13 +1042,27 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   jobject object = object_ids::object_of(jni, object_id);
   if (object == nullptr) return JVMPI_FAIL;
   LocalRef ref(jni, object);
-  HeapWalk walk(JVMPI_DUMP_LEVEL_2, class_layouts::snapshot(jni), class_class_tag(jni), {}, {},
-                object_ids::to_tag(object_id));
   LocalRef klass(jni, jni->GetObjectClass(object));
   JvmtiPtr<char> signature;
-  if (jvmti()->GetClassSignature(static_cast<jclass>(klass.get()), signature.out(), nullptr) ==
-          JVMTI_ERROR_NONE &&
-      signature.get()[0] == '[') {
+  if (jvmti()->GetClassSignature(static_cast<jclass>(klass.get()), signature.out(), nullptr) !=
+      JVMTI_ERROR_NONE) {
+    return JVMPI_FAIL;
+  }
+  // One object's record needs the layout of its class, and for a class object that of the class
+  // it describes, not those of every loaded class (a per-request cost in the thousands of classes).
+  class_layouts::Layouts layouts;
+  class_layouts::add(jni, static_cast<jclass>(klass.get()), layouts);
+  if (std::strcmp(signature.get(), "Ljava/lang/Class;") == 0) {
+    JvmtiPtr<char> described;
+    if (jvmti()->GetClassSignature(static_cast<jclass>(object), described.out(), nullptr) ==
+            JVMTI_ERROR_NONE &&
+        (described.get()[0] == 'L' || described.get()[0] == '[')) {  // not a primitive type's
+      class_layouts::add(jni, static_cast<jclass>(object), layouts);
+    }
+  }
+  HeapWalk walk(JVMPI_DUMP_LEVEL_2, std::move(layouts), class_class_tag(jni), {}, {},
+                object_ids::to_tag(object_id));
+  if (signature.get()[0] == '[') {
     walk.set_array_length(object_ids::to_tag(object_id),
                           jni->GetArrayLength(static_cast<jarray>(object)));
   }

@@ -59,4 +59,22 @@ class LocalRef {
   jobject ref_;
 };
 
+// Releases every local reference made while it lives (PushLocalFrame/PopLocalFrame): for code on
+// threads that never return to Java (agent threads, the runtime's own), where nothing else would.
+class LocalFrame {
+ public:
+  explicit LocalFrame(JNIEnv* env, jint capacity = 16)
+      : env_(env != nullptr && env->PushLocalFrame(capacity) == JNI_OK ? env : nullptr) {
+    if (env != nullptr && env_ == nullptr) env->ExceptionClear();  // out of memory: no frame
+  }
+  LocalFrame(const LocalFrame&) = delete;
+  LocalFrame& operator=(const LocalFrame&) = delete;
+  ~LocalFrame() {
+    if (env_ != nullptr) env_->PopLocalFrame(nullptr);
+  }
+
+ private:
+  JNIEnv* env_;
+};
+
 }  // namespace jvmpi

@@ -1,5 +1,7 @@
 #include "object_ids.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -15,43 +17,100 @@ std::atomic<jlong> g_next_tag{8};
 // SetTag may post ObjectFree events on this thread; that callback never takes this mutex.
 std::mutex g_assign_mutex;
 
-// IDs handed out before the live phase (the classes and objects of VM start-up) cannot be resolved
-// through GetObjectsWithTags, which is live-phase only; agents resolve them inside the very
-// CLASS_LOAD that carries them. They are kept here as weak references, a few hundred at most.
-std::atomic<bool> g_before_live{true};
-std::mutex g_early_mutex;
-std::unordered_map<jlong, jweak> g_early_objects;
+// From ID to object in O(1): a JNI weak global reference per object whose ID was handed out with
+// the object in hand. JVMTI's only way back from a tag, GetObjectsWithTags, walks the whole tag
+// map per call (milliseconds on a large heap), so it is only the fallback for IDs never seen with
+// their object (those a heap walk gave out); its answer is then kept here too.
+//
+// Cost: a weak reference is one slot in the VM's weak handle storage (8 bytes, scanned in parallel
+// by each collection) plus a map entry here, made when the object is first named: by an event
+// (monitors, threads, classes, receivers: few distinct objects) or by jobject2jobjectID. Allocated
+// objects get theirs only once an agent has asked for an object the table did not hold (see
+// g_allocations_resolvable): one per allocation costs the VM's handle-storage lock, a map entry and
+// a sweep, which measured 2-3x the whole cost of exact OBJECT_ALLOC tracking; HPROF, whose own
+// requests name objects from events, never pays it. Entries of collected objects are swept from a
+// shard whenever it has doubled since its last sweep, so a shard holds at most twice its live
+// entries and sweeping is O(1) per insert.
+// Tags only grow and never pass to another object, so an entry never names the wrong object.
+constexpr size_t kShards = 64;  // a power of two: contention spreads over threads
+constexpr size_t kFirstSweep = 1024;
+struct Shard {
+  std::mutex mutex;
+  std::unordered_map<jlong, jweak> weak_by_tag;
+  size_t sweep_at = kFirstSweep;
+};
+// Never destroyed: VM threads may still resolve IDs while the process exits.
+std::array<Shard, kShards>& g_shards = *new std::array<Shard, kShards>;
 
-void remember_early(jobject object, jlong tag) {
-  if (!g_before_live.load(std::memory_order_relaxed)) return;
-  if (current_phase() == JVMTI_PHASE_LIVE) {
-    g_before_live.store(false, std::memory_order_relaxed);
-    return;
+// Whether allocated objects get their weak reference as they are tagged: from an agent's first
+// request for an ID the table did not hold on (IDs allocated before that resolve through the tag
+// map once each, and are kept from then on).
+std::atomic<bool> g_allocations_resolvable{false};
+
+// Before the live phase the tag map cannot be searched: objects tagged then are always kept.
+std::atomic<bool> g_live{false};
+bool before_live() {
+  if (g_live.load(std::memory_order_relaxed)) return false;
+  if (current_phase() != JVMTI_PHASE_LIVE) return true;
+  g_live.store(true, std::memory_order_relaxed);
+  return false;
+}
+
+Shard& shard_of(jlong tag) {
+  return g_shards[static_cast<size_t>(tag >> 3) & (kShards - 1)];
+}
+
+// Drops the entries of collected objects. Called with the shard's mutex held; the JNI calls here
+// may wait for a safepoint, and nothing that runs inside one takes this mutex.
+void sweep(JNIEnv* env, Shard& shard) {
+  jni_reference_events::InternalScope internal;
+  for (auto it = shard.weak_by_tag.begin(); it != shard.weak_by_tag.end();) {
+    if (env->IsSameObject(it->second, nullptr)) {
+      env->DeleteWeakGlobalRef(it->second);
+      it = shard.weak_by_tag.erase(it);
+    } else {
+      ++it;
+    }
   }
-  JNIEnv* env = current_jni_env();
-  if (env == nullptr) return;
-  {
-    std::lock_guard lock(g_early_mutex);
-    if (g_early_objects.count(tag) != 0) return;
-  }
+  shard.sweep_at = std::max(kFirstSweep, 2 * shard.weak_by_tag.size());
+}
+
+bool is_remembered(jlong tag) {
+  Shard& shard = shard_of(tag);
+  std::lock_guard lock(shard.mutex);
+  return shard.weak_by_tag.count(tag) != 0;
+}
+
+// Keeps a weak reference from `tag` to `object` unless one is kept already (`fresh`: the tag was
+// just made, so none can be).
+void remember(JNIEnv* env, jobject object, jlong tag, bool fresh = false) {
+  if (env == nullptr || object == nullptr || tag == 0 || (!fresh && is_remembered(tag))) return;
   jweak weak;
   {
     jni_reference_events::InternalScope internal;  // the runtime's own reference: not reported
     weak = env->NewWeakGlobalRef(object);
   }
-  if (weak == nullptr) return;
-  std::lock_guard lock(g_early_mutex);
-  if (!g_early_objects.emplace(tag, weak).second) {
+  if (weak == nullptr) {
+    env->ExceptionClear();  // out of memory: the ID stays resolvable through the tag map
+    return;
+  }
+  Shard& shard = shard_of(tag);
+  std::lock_guard lock(shard.mutex);
+  if (!shard.weak_by_tag.emplace(tag, weak).second) {
     jni_reference_events::InternalScope internal;
     env->DeleteWeakGlobalRef(weak);
+    return;
   }
+  if (shard.weak_by_tag.size() >= shard.sweep_at) sweep(env, shard);
 }
 
-jobject early_object(JNIEnv* env, jlong tag) {
-  std::lock_guard lock(g_early_mutex);
-  auto it = g_early_objects.find(tag);
-  if (it == g_early_objects.end() || env == nullptr) return nullptr;
-  return env->NewLocalRef(it->second);  // null once the object was collected
+// A new local reference to the object kept for `tag`; null when none is kept or it was collected.
+jobject remembered_object(JNIEnv* env, jlong tag) {
+  Shard& shard = shard_of(tag);
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.weak_by_tag.find(tag);
+  if (it == shard.weak_by_tag.end()) return nullptr;
+  return env->NewLocalRef(it->second);
 }
 
 }  // namespace
@@ -67,11 +126,7 @@ jobjectID id_of(jobject object) {
   if (object == nullptr) return nullptr;
   jlong tag = 0;
   if (jvmti()->GetTag(object, &tag) != JVMTI_ERROR_NONE) return nullptr;
-  if (tag != 0) {
-    remember_early(object, tag);
-    return from_tag(tag);
-  }
-  {
+  if (tag == 0) {
     std::lock_guard lock(g_assign_mutex);
     if (jvmti()->GetTag(object, &tag) != JVMTI_ERROR_NONE) return nullptr;
     if (tag == 0) {
@@ -79,7 +134,7 @@ jobjectID id_of(jobject object) {
       if (!jvmti_ok(jvmti()->SetTag(object, tag), "SetTag")) return nullptr;
     }
   }
-  remember_early(object, tag);
+  remember(current_jni_env(), object, tag);
   return from_tag(tag);
 }
 
@@ -90,19 +145,31 @@ jlong new_tag() {
 jobjectID tag_new_object(jobject object) {
   const jlong tag = new_tag();
   if (jvmti()->SetTag(object, tag) != JVMTI_ERROR_NONE) return nullptr;
-  remember_early(object, tag);
+  if (g_allocations_resolvable.load(std::memory_order_relaxed) || before_live()) {
+    remember(current_jni_env(), object, tag, /*fresh=*/true);
+  }
   return from_tag(tag);
 }
 
 jobject object_of(JNIEnv* env, jobjectID id) {
-  jlong tag = to_tag(id);
-  if (tag == 0) return nullptr;
+  const jlong tag = to_tag(id);
+  if (tag == 0 || env == nullptr) return nullptr;
+  if (jobject object = remembered_object(env, tag); object != nullptr) return object;
+  if (is_remembered(tag)) return nullptr;  // kept, and collected since
+  // An ID not in the table (an allocation's before the first such request, or one a heap walk
+  // gave out): one tag-map walk, after which it resolves from the table. Before the live phase
+  // the tag map cannot be searched at all.
+  if (current_phase() != JVMTI_PHASE_LIVE) return nullptr;
+  g_allocations_resolvable.store(true, std::memory_order_relaxed);
   jint count = 0;
   JvmtiPtr<jobject> objects;
-  const jvmtiError error = jvmti()->GetObjectsWithTags(1, &tag, &count, objects.out(), nullptr);
-  if (error == JVMTI_ERROR_WRONG_PHASE) return early_object(env, tag);
-  if (error != JVMTI_ERROR_NONE || count == 0) return nullptr;
+  jlong wanted = tag;
+  if (jvmti()->GetObjectsWithTags(1, &wanted, &count, objects.out(), nullptr) != JVMTI_ERROR_NONE ||
+      count == 0) {
+    return nullptr;
+  }
   for (jint i = 1; i < count; ++i) env->DeleteLocalRef(objects[i]);
+  remember(env, objects[0], tag);
   return objects[0];
 }
 
