@@ -3,6 +3,7 @@
 // threads: each run completes and its report names the known hot method, allocation site and
 // contended lock, and exact heap=sites counts every allocation of every thread. Also the net=
 // default: heap=sites streams sampled counts unless sample=0 asks for exact ones.
+#include <algorithm>
 #include <set>
 
 #include "hprof_test.h"
@@ -10,11 +11,15 @@
 namespace hproftest {
 namespace {
 
-// ServerLoad's defaults: ITERATIONS requests of RECORDS Records each, KEEP kept per worker.
+// ServerLoad's arguments: ITERATIONS requests of RECORDS Records each, KEEP kept per worker.
 constexpr uint64_t kIterations = 9600;
+constexpr int kSpin = 20000;
 constexpr uint64_t kRecordsPerRequest = 4;
 constexpr uint64_t kRecords = kIterations * kRecordsPerRequest;
 constexpr uint64_t kKeepPerThread = 16;
+// Sampled runs keep 4800 Records per thread (153 KB live or more): SITES lists sites by live bytes
+// and cuts off small ones, and a site must be live to be listed.
+constexpr uint64_t kSampledKeepPerThread = 4800;
 constexpr uint64_t kRecordSize = 32;  // 12-byte header + two longs, aligned to 8
 constexpr int kThreadCounts[] = {1, 8, 32};
 
@@ -24,13 +29,18 @@ const char* const kLockRow = "hproftest.ServerLoad$SharedLock (Java)";
 
 class ServerLoadTest : public HprofTest {
  protected:
-  // Runs ServerLoad with `threads` workers under `options`; the profile it wrote.
-  Profile RunLoad(const std::string& options, int threads) {
-    const RunResult run = Run(options, "hproftest.ServerLoad", {std::to_string(threads)});
+  // Runs ServerLoad with `threads` workers, each keeping its last `keep` Records, under
+  // `options`; the profile it wrote.
+  Profile RunLoad(const std::string& options, int threads, uint64_t keep = kKeepPerThread) {
+    const RunResult run =
+        Run(options, "hproftest.ServerLoad",
+            {std::to_string(threads), std::to_string(kIterations), std::to_string(kSpin),
+             std::to_string(kRecordsPerRequest), std::to_string(keep)});
     EXPECT_TRUE(run.exited(0)) << run.describe();
+    const uint64_t kept = std::min<uint64_t>(threads * keep, kRecords);
     const std::string done = "SERVERLOAD threads=" + std::to_string(threads) +
                              " records=" + std::to_string(kRecords) +
-                             " kept=" + std::to_string(threads * kKeepPerThread);
+                             " kept=" + std::to_string(kept);
     EXPECT_NE(run.out.find(done), std::string::npos) << run.describe();
     Profile p = ReadProfile();
     EXPECT_WELL_FORMED(p, run);
@@ -69,6 +79,7 @@ void ExpectRecordSite(const Profile& p, int threads, bool exact) {
   }
   // sample=8k over kRecords * 32 bytes (1.2 MB): about 150 samples, Poisson, so the estimate's
   // relative error has a standard deviation of about 1/sqrt(150) = 8%; +-50% is over 6 of them.
+  // (The row itself needs a live sample: 153 KB live at least, about 19 samples expected.)
   const double expected = static_cast<double>(kRecords * kRecordSize);
   EXPECT_GT(static_cast<double>(site.alloc_bytes), 0.5 * expected);
   EXPECT_LT(static_cast<double>(site.alloc_bytes), 1.5 * expected);
@@ -126,7 +137,8 @@ TEST_P(ServerLoadTest, ExactSitesCountEveryAllocationOfEveryThread) {
 TEST_P(ServerLoadTest, SampledSitesEstimateTheSite) {
   for (int threads : kThreadCounts) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
-    ExpectRecordSite(RunLoad("heap=sites,sample=8k", threads), threads, false);
+    ExpectRecordSite(RunLoad("heap=sites,sample=8k", threads, kSampledKeepPerThread), threads,
+                     false);
   }
 }
 
@@ -148,7 +160,8 @@ TEST_P(ServerLoadTest, EveryModeAtOnceWith32Threads) {
 }
 
 TEST_P(ServerLoadTest, EverySampledModeAtOnceWith32Threads) {
-  const Profile p = RunLoad("cpu=samples,heap=sites,sample=8k,monitor=y", 32);
+  const Profile p =
+      RunLoad("cpu=samples,heap=sites,sample=8k,monitor=y", 32, kSampledKeepPerThread);
   ExpectHotMethod(p.cpu_samples, "cpu=samples");
   ExpectRecordSite(p, 32, false);
   ExpectContendedLock(p, 32);

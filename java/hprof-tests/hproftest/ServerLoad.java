@@ -8,11 +8,11 @@ package hproftest;
  *
  * <p>Known answers: cpuWork is the hot method (with SPIN large enough); the Record site allocates
  * exactly ITERATIONS * RECORDS objects of 32 bytes (12-byte header + two longs, aligned to 8) and
- * keeps KEEP per worker live to the end; and every worker's first entry of SharedLock is
+ * keeps the last KEEP of each worker live to the end; and every worker's first entry of SharedLock is
  * contended: main holds the lock until all workers are blocked on it.
  *
- * <p>Arguments: THREADS [ITERATIONS [SPIN [RECORDS]]], defaults 8, 9600, 20000, 4. ITERATIONS must
- * be a multiple of THREADS.
+ * <p>Arguments: THREADS [ITERATIONS [SPIN [RECORDS [KEEP]]]], defaults 8, 9600, 20000, 4, 16.
+ * ITERATIONS must be a multiple of THREADS.
  */
 public final class ServerLoad {
   static final class SharedLock {}
@@ -23,10 +23,10 @@ public final class ServerLoad {
     long value;
   }
 
-  static final int KEEP = 16;
   static final SharedLock LOCK = new SharedLock();
   static long shared;
   static volatile long sink;
+  static Record[][] kept_;
 
   /** The hot method: a loop no JIT can drop (its result is published). */
   static long cpuWork(long seed, int spin) {
@@ -39,13 +39,14 @@ public final class ServerLoad {
     return x;
   }
 
-  /** The one allocation site of Record; the last KEEP stay reachable from `kept`. */
+  /** The one allocation site of Record; the last kept.length stay reachable from `kept`. */
   static void allocateRecords(Record[] kept, long request, int records) {
+    final int keep = kept.length;
     for (int r = 0; r < records; r++) {
       Record record = new Record(); // the allocation site
       record.key = request;
       record.value = r;
-      kept[(int) ((request * records + r) % KEEP)] = record;
+      kept[(int) ((request * records + r) % keep)] = record;
     }
   }
 
@@ -71,11 +72,13 @@ public final class ServerLoad {
     final int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 9600;
     final int spin = args.length > 2 ? Integer.parseInt(args[2]) : 20000;
     final int records = args.length > 3 ? Integer.parseInt(args[3]) : 4;
-    if (threads < 1 || iterations % threads != 0) {
-      throw new IllegalArgumentException("ITERATIONS must be a multiple of THREADS");
+    final int keep = args.length > 4 ? Integer.parseInt(args[4]) : 16;
+    if (threads < 1 || iterations % threads != 0 || keep < 1) {
+      throw new IllegalArgumentException("ITERATIONS must be a multiple of THREADS, KEEP >= 1");
     }
     final int each = iterations / threads;
-    final Record[][] kept = new Record[threads][KEEP];
+    final Record[][] kept = new Record[threads][keep];
+    kept_ = kept; // reachable to the end, for a heap dump at exit
     final Thread[] workers = new Thread[threads];
     final long start = System.nanoTime();
     synchronized (LOCK) {
