@@ -28,7 +28,8 @@ THREADS = (1, 8, 32)
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", required=True)
-    ap.add_argument("--baseline", default="", help="another build directory to compare with")
+    ap.add_argument("--baseline", default="",
+                    help="another build directory (its lib/libhprof.so) to compare with")
     ap.add_argument("--jdk", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=96000, help="ServerLoad requests (x32)")
@@ -38,11 +39,14 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1 or a.iterations < 32 or a.iterations % 32 or a.records < 1:
         ap.error("--rounds >= 1, --iterations a positive multiple of 32, --records >= 1")
+    a.build = os.path.abspath(a.build)  # the runs' working directory is a temporary one
+    a.baseline = os.path.abspath(a.baseline) if a.baseline else ""
     builds = [("this build", a.build)] + ([("baseline", a.baseline)] if a.baseline else [])
-    for _, b in builds:
-        for need in ("lib/libhprof.so", "java/hprof-test-classes/hproftest/ServerLoad.class"):
-            if not os.path.exists(os.path.join(b, need)):
-                ap.error(f"{os.path.join(b, need)} does not exist (build first)")
+    classes = os.path.join(a.build, "java", "hprof-test-classes")
+    for need in [os.path.join(b, "lib", "libhprof.so") for _, b in builds] + [
+            os.path.join(classes, "hproftest", "ServerLoad.class")]:
+        if not os.path.exists(need):
+            ap.error(f"{need} does not exist (build first)")
     java = os.path.join(a.jdk, "bin", "java")
     work = tempfile.mkdtemp(prefix="alloc-scaling-")
     javac_files = []
@@ -68,7 +72,7 @@ def main():
             cmd += ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-proc:none",
                     "-d", out] + javac_files
         else:
-            cmd += ["-cp", os.path.join(build, "java", "hprof-test-classes"),
+            cmd += ["-cp", classes,
                     "hproftest.ServerLoad", str(workload), str(a.iterations), "0",
                     str(a.records)]
         got = run_timed_usage(cmd, work, 900, env=env)

@@ -204,6 +204,37 @@ def main():
     notes = {c[0]: set() for c in configs}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = os.getloadavg()[0]
+
+    def print_table(rounds_done):
+        print(f"\n### After round {rounds_done} of {a.rounds}\n", flush=True)
+        def med(name, i):
+            vals = [x[i] for x in results.get(name, []) if x[i] is not None]
+            return statistics.median(vals) if vals else None
+
+        base_rps, base_p50, base_p99 = (med("no agent", i) for i in range(3))
+
+        def ratio(v, b):
+            return f"{v / b:.2f}x" if v is not None and b else "-"
+
+        print(f"Started {started}; {rounds_done} interleaved rounds; Tomcat 10 (Debian), "
+              f"{a.clients} clients (ab), {a.duration} s measured after {a.warmup} s warm-up per "
+              f"run; request: spin={a.spin}, items={a.items}; HPROF streams to jvmprof serve "
+              f"(net=); {os.cpu_count()} CPUs; 1-minute load average {load_start:.2f} at the start, "
+              f"{os.getloadavg()[0]:.2f} at the end.\n")
+        print("| configuration | rps (median) | rps ratio | p50 ratio | p99 ratio | "
+              "runs: rps (p50 / p99 ms) | notes |")
+        print("|---|---:|---:|---:|---:|---|---|")
+        for name, _, _ in configs:
+            rps, p50, p99 = (med(name, i) for i in range(3))
+            runs = ", ".join(f"{x[0]:.0f} ({x[1]:.0f} / {x[2]:.0f})" if x[1] is not None
+                             else f"{x[0]:.0f}" for x in results[name])
+            print(f"| {name} | {rps:.0f} | {ratio(rps, base_rps)} | {ratio(p50, base_p50)} | "
+                  f"{ratio(p99, base_p99)} | {runs} | {'; '.join(sorted(notes[name]))} |"
+                  if rps is not None else
+                  f"| {name} | - | - | - | - | {runs} | {'; '.join(sorted(notes[name]))} |")
+        sys.stdout.flush()
+
+    running = []  # the Tomcat of the current run, stopped should the benchmark be interrupted
     try:
         for r in range(a.rounds):
             for name, hprof, asprof in configs:
@@ -215,6 +246,7 @@ def main():
                     agent = [f"-agentpath:{a.asprof}=start,{asprof},file={out}"]
                 log = open(os.path.join(work, "tomcat.log"), "w")
                 proc, _ = start_tomcat(a.jdk, base, port, agent, env, log)
+                running.append(proc)
                 row = None
                 if not wait_for_port(port, proc, 120):
                     notes[name].add("did not start")
@@ -226,41 +258,20 @@ def main():
                         notes[name].add("ab failed")
                 if not stop(proc, 180):
                     notes[name].add("killed at exit")
+                running.remove(proc)
                 log.close()
                 if row is not None:
                     results[name].append(row)
                     if row[3]:
                         notes[name].add(f"{row[3]} failed requests")
                 print(f"round {r + 1} {name}: {row}", file=sys.stderr, flush=True)
+            print_table(r + 1)
     finally:
+        for proc in running:
+            stop(proc, 30)
         stop(serve, 30)
         serve_log.close()
 
-    def med(name, i):
-        vals = [x[i] for x in results.get(name, []) if x[i] is not None]
-        return statistics.median(vals) if vals else None
-
-    base_rps, base_p50, base_p99 = (med("no agent", i) for i in range(3))
-
-    def ratio(v, b):
-        return f"{v / b:.2f}x" if v is not None and b else "-"
-
-    print(f"Started {started}; {a.rounds} interleaved rounds; Tomcat 10 (Debian), "
-          f"{a.clients} clients (ab), {a.duration} s measured after {a.warmup} s warm-up per "
-          f"run; request: spin={a.spin}, items={a.items}; HPROF streams to jvmprof serve "
-          f"(net=); {os.cpu_count()} CPUs; 1-minute load average {load_start:.2f} at the start, "
-          f"{os.getloadavg()[0]:.2f} at the end.\n")
-    print("| configuration | rps (median) | rps ratio | p50 ratio | p99 ratio | "
-          "runs: rps (p50 / p99 ms) | notes |")
-    print("|---|---:|---:|---:|---:|---|---|")
-    for name, _, _ in configs:
-        rps, p50, p99 = (med(name, i) for i in range(3))
-        runs = ", ".join(f"{x[0]:.0f} ({x[1]:.0f} / {x[2]:.0f})" if x[1] is not None
-                         else f"{x[0]:.0f}" for x in results[name])
-        print(f"| {name} | {rps:.0f} | {ratio(rps, base_rps)} | {ratio(p50, base_p50)} | "
-              f"{ratio(p99, base_p99)} | {runs} | {'; '.join(sorted(notes[name]))} |"
-              if rps is not None else
-              f"| {name} | - | - | - | - | {runs} | {'; '.join(sorted(notes[name]))} |")
     shutil.rmtree(work, ignore_errors=True)
 
 
