@@ -235,6 +235,10 @@ def main():
         sys.stdout.flush()
 
     running = []  # the Tomcat of the current run, stopped should the benchmark be interrupted
+    # SIGTERM (and SIGINT, which a background job may have ignored) end the benchmark through the
+    # `finally` below, so no Tomcat or jvmprof serve is left behind.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(130))
     try:
         for r in range(a.rounds):
             for name, hprof, asprof in configs:
