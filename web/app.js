@@ -62,6 +62,8 @@
     s.textContent = 'state: ' + p.state + (p.format ? ', format=' + p.format : '') + ', ' +
       bytes(p.bytes) + ' received, ' + p.sections + ' sections, ' + p.traces + ' traces, ' +
       p.threads + ' threads, ' + p.heapDumps + ' heap dumps' +
+      (p.sitesSampleBytes ? ', allocations sampled every ' + bytes(p.sitesSampleBytes) +
+        ' (estimates)' : '') +
       (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
     if (p.error) s.appendChild(el('div', 'state-error', p.error));
     if (p.droppedEvents) {

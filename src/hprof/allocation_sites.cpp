@@ -3,6 +3,11 @@
 #include <cmath>
 
 namespace hprof::agent {
+namespace {
+std::atomic<uint64_t> g_next_table_id{1};
+}  // namespace
+
+AllocationSites::AllocationSites() : id_(g_next_table_id.fetch_add(1)) {}
 
 void AllocationSites::weights(jint size, uint64_t* bytes, uint64_t* objects) const {
   if (sample_interval_ <= 0) {
@@ -30,12 +35,69 @@ uint32_t AllocationSites::site_index(const SiteKey& key) {
   return it->second;
 }
 
-void AllocationSites::on_alloc_at(jobjectID object, uint32_t site, jint size) {
-  uint64_t bytes = 0, objects = 0;
-  weights(size, &bytes, &objects);
+AllocationSites::ThreadBuffer& AllocationSites::current_buffer() {
+  // One table per thread is cached: HPROF has one; a thread that meets another (tests) starts a
+  // new buffer there, and its old one is merged and dropped by the old table.
+  struct Cached {
+    uint64_t table = 0;
+    std::shared_ptr<ThreadBuffer> buffer;
+  };
+  thread_local Cached cached;
+  if (cached.table == id_) return *cached.buffer;
+  auto buffer = std::make_shared<ThreadBuffer>();
+  buffer->pending.reserve(kAllocBatch);
+  cached.buffer = buffer;  // lets go of the previous table's buffer, which that table drops
+  cached.table = id_;
   std::lock_guard lock(mutex_);
+  merge_all_buffers();  // drops the buffers of ended threads (and of any that moved away)
+  buffers_.push_back(std::move(buffer));
+  return *cached.buffer;
+}
+
+void AllocationSites::on_alloc_at(jobjectID object, uint32_t site, jint size) {
+  ThreadBuffer& buffer = current_buffer();
+  {
+    std::lock_guard own(buffer.mutex);
+    if (buffer.pending.empty()) buffer.filled.store(true, std::memory_order_release);
+    buffer.pending.push_back({object, site, size});
+    if (buffer.pending.size() < kAllocBatch) return;
+  }
+  std::lock_guard lock(mutex_);
+  merge(buffer);
   apply_queued_frees();
-  SiteCounts& c = sites_[site].counts;
+}
+
+void AllocationSites::merge(ThreadBuffer& buffer) const {
+  // An allocation the owner is recording right now may be missed: it is still in its callback,
+  // so its object cannot have been freed yet, and a reader gets the counts of a moment before.
+  if (!buffer.filled.load(std::memory_order_acquire)) return;
+  {
+    std::lock_guard own(buffer.mutex);
+    buffer.filled.store(false, std::memory_order_relaxed);
+    merging_.swap(buffer.pending);
+  }
+  auto* self = const_cast<AllocationSites*>(this);  // see apply_queued_frees
+  for (const PendingAlloc& alloc : merging_) self->add(alloc);
+  merging_.clear();
+}
+
+void AllocationSites::merge_all_buffers() const {
+  size_t kept = 0;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    merge(*buffers_[i]);
+    // Only the table still holds the buffer of an ended thread (or of one that moved to another
+    // table): merged, it can go.
+    if (buffers_[i].use_count() == 1) continue;
+    if (kept != i) buffers_[kept] = std::move(buffers_[i]);
+    ++kept;
+  }
+  buffers_.resize(kept);
+}
+
+void AllocationSites::add(const PendingAlloc& alloc) {
+  uint64_t bytes = 0, objects = 0;
+  weights(alloc.size, &bytes, &objects);
+  SiteCounts& c = sites_[alloc.site].counts;
   c.alloc_bytes += bytes;
   c.alloc_objects += objects;
   c.live_bytes += bytes;
@@ -44,7 +106,7 @@ void AllocationSites::on_alloc_at(jobjectID object, uint32_t site, jint size) {
   totals_.alloc_objects += objects;
   totals_.live_bytes += bytes;
   totals_.live_objects += objects;
-  objects_.put(object, {site, size});
+  objects_.put(alloc.object, {alloc.site, alloc.size});
 }
 
 void AllocationSites::on_free(jobjectID object) {
@@ -60,6 +122,8 @@ void AllocationSites::on_free(jobjectID object) {
 
 void AllocationSites::apply_queued_frees() const {
   if (!frees_queued_.load(std::memory_order_acquire)) return;
+  // A queued free may be of an object still in some thread's buffer.
+  merge_all_buffers();
   std::vector<jobjectID> batch;
   {
     std::lock_guard queue_lock(free_mutex_);
@@ -92,12 +156,14 @@ void AllocationSites::apply_free(jobjectID object) {
 
 std::vector<Site> AllocationSites::sites() const {
   std::lock_guard lock(mutex_);
+  merge_all_buffers();
   apply_queued_frees();
   return sites_;
 }
 
 SiteCounts AllocationSites::totals() const {
   std::lock_guard lock(mutex_);
+  merge_all_buffers();
   apply_queued_frees();
   return totals_;
 }
@@ -106,6 +172,10 @@ bool AllocationSites::object_info(jobjectID object, unsigned* trace, jint* size)
   std::lock_guard lock(mutex_);
   apply_queued_frees();
   const TrackedObject* tracked = objects_.find(object);
+  if (tracked == nullptr) {  // it may be in a thread's buffer still
+    merge_all_buffers();
+    tracked = objects_.find(object);
+  }
   if (tracked == nullptr) return false;
   *trace = sites_[tracked->site].key.trace;
   *size = tracked->size;
@@ -118,6 +188,7 @@ void AllocationSites::object_traces(const jobjectID* objects, size_t count,
   // the fetched lines are still cached when their turn comes.
   constexpr size_t kAhead = 16;
   std::lock_guard lock(mutex_);
+  merge_all_buffers();
   apply_queued_frees();
   for (size_t i = 0; i < count && i < kAhead; ++i) objects_.prefetch(objects[i]);
   for (size_t i = 0; i < count; ++i) {
@@ -129,6 +200,7 @@ void AllocationSites::object_traces(const jobjectID* objects, size_t count,
 
 void AllocationSites::clear_counts() {
   std::lock_guard lock(mutex_);
+  merge_all_buffers();
   apply_queued_frees();
   for (Site& s : sites_) {
     s.counts.alloc_bytes = s.counts.live_bytes;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -36,13 +37,18 @@ struct Site {
 
 class AllocationSites {
  public:
+  AllocationSites();
+
   // heap=sites,sample=<bytes>: allocations arrive as samples, each standing for an estimated
   // number of objects and bytes (jvmpi_ext.h); frees of sampled objects take the same estimate
   // away again. 0 (the default): every allocation is reported and counts once.
   void set_sample_interval(jint bytes) { sample_interval_ = bytes; }
   jint sample_interval() const { return sample_interval_; }
   void on_alloc(jobjectID object, const SiteKey& key, jint size);
-  // The same, for a site already found by site_index.
+  // The same, for a site already found by site_index. Every allocation comes here, on the
+  // allocating thread: it goes into that thread's own buffer (nothing shared is written), and a
+  // full buffer is merged into the table under mutex_ (once per kAllocBatch allocations). Every
+  // reader, and every batch of frees, first merges all threads' buffers, so counts stay exact.
   void on_alloc_at(jobjectID object, uint32_t site, jint size);
   // The index of the site with this key, created (with no counts) on first use. Sites are never
   // removed, so an index stays valid for the table's life.
@@ -70,14 +76,40 @@ class AllocationSites {
     }
   };
   static constexpr size_t kFreeBatch = 4096;
-  void apply_queued_frees() const;  // caller holds mutex_
+  static constexpr size_t kAllocBatch = 512;
+  // An allocation not yet merged into the table.
+  struct PendingAlloc {
+    jobjectID object;
+    uint32_t site;
+    jint size;
+  };
+  // One thread's allocations since its last merge. Its owner appends under `mutex` (uncontended:
+  // another thread takes it only to merge), in a cache line of its own.
+  struct alignas(64) ThreadBuffer {
+    std::mutex mutex;
+    std::vector<PendingAlloc> pending;
+    // Set by the owner when `pending` stops being empty (once per batch), cleared by a merge:
+    // merging every thread's buffer skips the empty ones without taking their mutex.
+    std::atomic<bool> filled{false};
+  };
+  ThreadBuffer& current_buffer();
+  void merge(ThreadBuffer& buffer) const;  // caller holds mutex_
+  void merge_all_buffers() const;          // caller holds mutex_
+  void apply_queued_frees() const;         // caller holds mutex_; merges every buffer first
+  void add(const PendingAlloc& alloc);     // caller holds mutex_
   void apply_free(jobjectID object);
   // What one reported allocation of `size` bytes counts for.
   void weights(jint size, uint64_t* bytes, uint64_t* objects) const;
 
   jint sample_interval_ = 0;
+  // Tells tables apart in the threads' buffer cache (an address may be reused); never 0.
+  const uint64_t id_;
 
   mutable std::mutex mutex_;
+  // Every thread's buffer (the thread holds a second reference while it lives); under mutex_.
+  mutable std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
+  // A merge swaps a buffer's records out for this empty vector, so the owner goes on at once.
+  mutable std::vector<PendingAlloc> merging_;
   std::vector<Site> sites_;
   std::unordered_map<SiteKey, uint32_t, KeyHash> index_;
   ObjectTable objects_;

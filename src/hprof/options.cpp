@@ -133,10 +133,15 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     return true;
   }
   if (name == "sample") {
+    o.sample_given = true;
     long long bytes = 0;
+    if (value == "0") {
+      o.sample_bytes = 0;  // exact counts, also where sampling is the default
+      return true;
+    }
     if (!byte_count(value, 1024, bytes)) {
-      error =
-          "option sample takes a number of bytes from 1024 to 1g (e.g. 512k), not '" + value + "'";
+      error = "option sample takes 0 or a number of bytes from 1024 to 1g (e.g. 512k), not '" +
+              value + "'";
       return false;
     }
     o.sample_bytes = static_cast<int>(bytes);
@@ -237,6 +242,11 @@ bool parse_options(const char* text, Options& o, std::string& error) {
     error = "option sample= works with heap=sites and format=a only";
     return false;
   }
+  // A service streaming to a front end cannot afford a callback per allocation: there
+  // heap=sites samples unless sample=0 asks for exact counts. file= keeps JDK 8's exact meaning.
+  if (!o.sample_given && o.net() && o.alloc_sites && !o.heap_dump && !o.binary) {
+    o.sample_bytes = kNetDefaultSampleBytes;
+  }
   if (o.cpu == CpuMode::kOld) o.depth = 2;  // the old -prof format is callee/caller pairs
   return true;
 }
@@ -250,7 +260,7 @@ hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]
 Option Name and Value  Description                    Default
 ---------------------  -----------                    -------
 heap=dump|sites|all    heap profiling                 all
-sample=<bytes>         heap=sites: sample allocations off
+sample=<bytes>|0       heap=sites: sample allocations off (net=: 512k)
 cpu=samples|times|old  CPU usage                      off
 sampler=cputime|suspend cpu=samples: how sampled      cputime
 monitor=y|n            monitor contention             n
@@ -285,7 +295,9 @@ Notes
   - cpu=samples takes a sample each time a thread has used interval ms of CPU, where the thread
     is (sampler=cputime); sampler=suspend suspends threads in turn, as JDK 8 did.
   - heap=sites,sample=512k samples one allocation in about every 512 KiB and reports estimated
-    counts (labelled as such); without sample= every allocation is counted.
+    counts (the SITES header says so); without sample= every allocation is counted.
+  - With net= (format=a), heap=sites samples every 512k by default, which a busy service can
+    afford; sample=0 asks for exact counts there. file= runs count every allocation, as JDK 8.
   - format=b cannot be combined with monitor=y.
   - format=b cannot be combined with cpu=old or cpu=times.
   - -Xrunhprof:[help]|[<option>=<value>, ...] is the same as

@@ -12,6 +12,9 @@ enum class CpuMode { kOff, kSamples, kTimes, kOld };
 // extension), or JDK 8's suspend + ThreadHasRun + GetCallTrace.
 enum class SamplerKind { kCpuTime, kSuspend };
 
+// heap=sites with net= (format=a) and no sample=: the interval a service can afford.
+constexpr int kNetDefaultSampleBytes = 512 * 1024;
+
 struct Options {
   bool help = false;
   bool heap_dump = false;    // heap=dump|all
@@ -25,6 +28,7 @@ struct Options {
   int net_port = 0;
   size_t net_queue_bytes = size_t{16} << 20;  // netqueue=: bytes held for a slow front end
   int sample_bytes = 0;  // heap=sites,sample=<bytes>: sampled allocations; 0 = every allocation
+  bool sample_given = false;  // sample= was given (sample=0 keeps net= runs exact)
   int depth = 4;
   int interval_ms = 10;
   double cutoff = 0.0001;

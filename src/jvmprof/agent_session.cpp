@@ -356,6 +356,7 @@ nlohmann::json Session::info() const {
       {"sections", p.sections},
       {"sectionCounts", std::move(sections)},
       {"heapDumps", p.heap_dumps},
+      {"sitesSampleBytes", p.sites_sample_bytes},
       {"droppedEvents", p.dropped_events},
       {"droppedBytes", p.dropped_bytes},
       {"traces", p.traces.size()},

@@ -72,6 +72,8 @@ struct JavaProfile {
   std::map<uint32_t, ThreadInfo> threads;
   std::optional<CostSection> cpu_samples, cpu_time, monitor_time;
   std::optional<std::vector<Site>> sites;
+  // heap=sites,sample=: the sampling interval the SITES counts are estimated from; 0: exact.
+  uint64_t sites_sample_bytes = 0;
   std::string monitor_dump;  // the last MONITOR DUMP section's text (format=a)
   uint64_t heap_dumps = 0;   // complete heap dumps seen
   uint64_t sections = 0;     // complete report sections seen (to notice updates)

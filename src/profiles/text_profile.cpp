@@ -141,6 +141,7 @@ void TextProfileParser::line(std::string_view l) {
     case Section::kSites:
       if (!starts_with(l, "SITES END")) return site_row(l);
       profile_.sites = std::move(sites_);
+      profile_.sites_sample_bytes = sites_sample_bytes_;
       sites_.clear();
       profile_.count_section("SITES");
       section_ = Section::kNone;
@@ -211,6 +212,13 @@ void TextProfileParser::top_level(std::string_view l) {
     cost_.total = total;
   } else if (starts_with(l, "SITES BEGIN")) {
     sites_.clear();
+    // heap=sites,sample=: "(ordered by ..., estimates from allocations sampled every N bytes)".
+    sites_sample_bytes_ = 0;
+    constexpr std::string_view kSampled = "sampled every ";
+    if (const size_t at = l.find(kSampled); at != std::string_view::npos) {
+      std::string_view rest = l.substr(at + kSampled.size());
+      number(rest.substr(0, rest.find(' ')), sites_sample_bytes_);
+    }
     section_ = Section::kSites;
   } else if (starts_with(l, "MONITOR DUMP BEGIN")) {
     monitor_dump_.assign(l).push_back('\n');

@@ -45,6 +45,7 @@ class TextProfileParser {
   Trace trace_;
   CostSection cost_;
   std::vector<Site> sites_;
+  uint64_t sites_sample_bytes_ = 0;  // of the SITES section being read
   std::string monitor_dump_;
 };
 

@@ -117,6 +117,7 @@ TEST_P(OptionsTest, Sampler) {
 TEST_P(OptionsTest, SampleNeedsHeapSitesAndBytes) {
   ExpectAccepted("heap=sites,sample=512k");
   ExpectAccepted("heap=sites,sample=65536");
+  ExpectAccepted("heap=sites,sample=0");
   ExpectRejected("heap=sites,sample=12", "sample");
   ExpectRejected("heap=sites,sample=lots", "sample");
   ExpectRejected("heap=all,sample=512k", "sample");

@@ -57,7 +57,8 @@ def main():
 
         env = dict(os.environ, LD_LIBRARY_PATH=a.lib_dir)
         jvm = subprocess.Popen(
-            [java, "-agentlib:hprof=cpu=samples,heap=sites,monitor=y,thread=y,depth=8,net=127.0.0.1:" + port,
+            [java, "-agentlib:hprof=cpu=samples,heap=sites,sample=0,monitor=y,thread=y,depth=8,net=127.0.0.1:"
+             + port,
              "-cp", a.classes, "jvmproftest.LiveHog"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             cwd=work, text=True)

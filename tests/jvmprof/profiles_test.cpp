@@ -123,6 +123,23 @@ TEST(ProfilesText, KnownProfileGivesExactCollapsedStacks) {
             "app.Main.main;app.Hot.run;app.Hot.spin;byte[] 10\n");
 }
 
+// heap=sites,sample=: the SITES header names the interval its estimates come from; exact SITES
+// (JDK 8's header) carry none.
+TEST(ProfilesText, SitesHeaderSaysWhetherCountsAreSampled) {
+  EXPECT_EQ(Parse(kText).sites_sample_bytes, 0u);
+  std::string sampled = kText;
+  const std::string exact_header = "SITES BEGIN (ordered by live bytes) ";
+  const size_t at = sampled.find(exact_header);
+  ASSERT_NE(at, std::string::npos);
+  sampled.replace(at, exact_header.size(),
+                  "SITES BEGIN (ordered by live bytes, estimates from allocations sampled every "
+                  "524288 bytes) ");
+  const auto p = Parse(sampled);
+  ASSERT_TRUE(p.sites.has_value());
+  EXPECT_EQ(p.sites->size(), 2u);
+  EXPECT_EQ(p.sites_sample_bytes, 524288u);
+}
+
 TEST(ProfilesText, FramesThreadsAndLineCodes) {
   const auto p = Parse(kText);
   ASSERT_EQ(p.traces.size(), 3u);

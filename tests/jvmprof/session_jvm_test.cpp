@@ -102,8 +102,10 @@ void SessionJvmTest::ControlProtocol(bool binary) {
   const std::string net = "net=127.0.0.1:" + std::to_string(listener.port());
   JavaProcess jvm(
       jdk(),
-      Command("cpu=samples,heap=sites,depth=8," + std::string(binary ? "format=b," : "") + net,
-              "hproftest.Blocker"),
+      // sample=0: exact counts (over net= heap=sites samples by default), checked below.
+      Command(
+          "cpu=samples,heap=sites,sample=0,depth=8," + std::string(binary ? "format=b," : "") + net,
+          "hproftest.Blocker"),
       dir().path());
   const int fd = listener.accept_one(jvm);
   ASSERT_GE(fd, 0) << "HPROF did not connect\n" << jvm.wait().describe();

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Server benchmark: Debian's Tomcat 10 serving LoadServlet (java/benchserver: CPU work,
+allocation, a contended lock) to apache2-utils' ab with CLIENTS concurrent clients, with no agent,
+with HPROF in each mode streaming to `jvmprof serve` (net=), and with async-profiler's cpu, alloc
+and lock modes when its library is given. Every configuration runs once per round, rounds
+interleaved, so that slow drift of a shared machine hits them alike; "no agent, repeated" is the
+A/A row (the noise floor). Each run starts a fresh Tomcat in a private CATALINA_BASE on a loopback
+port, warms it up, measures for DURATION seconds, and stops it (SIGTERM; HPROF writes its report
+at exit). Prints a Markdown table: median requests/s, p50 and p99 latency, each relative to no
+agent.
+
+Run through bench/server/run-server-bench.sh (which installs tomcat10 and apache2-utils when
+missing).
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOMCAT_HOME = "/usr/share/tomcat10"
+
+# (name, HPROF options or None, async-profiler options or None). net= is appended to HPROF's.
+# heap=sites over net= samples every 512k unless sample=0 asks for exact counts.
+CONFIGS = [
+    ("no agent", None, None),
+    ("no agent, repeated", None, None),
+    ("cpu=samples", "cpu=samples", None),
+    ("monitor=y", "monitor=y", None),
+    ("heap=sites,sample=512k (net= default)", "heap=sites", None),
+    ("heap=sites,sample=0 (exact)", "heap=sites,sample=0", None),
+    ("cpu=samples,heap=sites,sample=0", "cpu=samples,heap=sites,sample=0", None),
+    ("cpu=samples,monitor=y", "cpu=samples,monitor=y", None),
+    ("heap=sites,sample=0,monitor=y", "heap=sites,sample=0,monitor=y", None),
+    ("cpu=samples,heap=sites,sample=0,monitor=y", "cpu=samples,heap=sites,sample=0,monitor=y",
+     None),
+    ("cpu=samples,heap=sites,sample=512k,monitor=y", "cpu=samples,heap=sites,monitor=y", None),
+    ("cpu=times", "cpu=times", None),
+    ("heap=dump", "heap=dump", None),
+    ("heap=all", "heap=all", None),
+    ("async-profiler cpu", None, "event=cpu"),
+    ("async-profiler alloc", None, "event=alloc"),
+    ("async-profiler lock", None, "event=lock"),
+]
+
+SERVER_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<Server port="-1" shutdown="SHUTDOWN">
+  <Service name="Catalina">
+    <Connector port="{port}" address="127.0.0.1" protocol="HTTP/1.1" connectionTimeout="60000"
+               maxThreads="200" acceptCount="200"/>
+    <Engine name="Catalina" defaultHost="localhost">
+      <Host name="localhost" appBase="webapps" unpackWARs="false" autoDeploy="false"/>
+    </Engine>
+  </Service>
+</Server>
+"""
+
+WEB_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="5.0" metadata-complete="true">
+  <servlet><servlet-name>load</servlet-name>
+    <servlet-class>benchserver.LoadServlet</servlet-class></servlet>
+  <servlet-mapping><servlet-name>load</servlet-name><url-pattern>/load</url-pattern>
+  </servlet-mapping>
+</web-app>
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_base(base, jdk, port):
+    """A private CATALINA_BASE with the servlet compiled into webapps/ROOT."""
+    for d in ("conf", "logs", "temp", "work", "webapps/ROOT/WEB-INF/classes"):
+        os.makedirs(os.path.join(base, d), exist_ok=True)
+    with open(os.path.join(base, "conf", "server.xml"), "w") as f:
+        f.write(SERVER_XML.format(port=port))
+    for name in ("web.xml", "logging.properties", "catalina.properties"):
+        for d in ("/etc/tomcat10", os.path.join(TOMCAT_HOME, "etc")):
+            if os.path.isfile(os.path.join(d, name)):
+                shutil.copy(os.path.join(d, name), os.path.join(base, "conf", name))
+                break
+    with open(os.path.join(base, "webapps/ROOT/WEB-INF/web.xml"), "w") as f:
+        f.write(WEB_XML)
+    subprocess.run([os.path.join(jdk, "bin", "javac"), "-nowarn", "-d",
+                    os.path.join(base, "webapps/ROOT/WEB-INF/classes"), "-cp",
+                    os.path.join(TOMCAT_HOME, "lib", "servlet-api.jar"),
+                    os.path.join(HERE, "java", "benchserver", "LoadServlet.java")], check=True)
+
+
+def wait_for_port(port, proc, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.2)
+    return False
+
+
+def start_tomcat(jdk, base, port, agent_args, env, log):
+    cmd = [os.path.join(jdk, "bin", "java")] + agent_args + [
+        "-Xms512m", "-Xmx512m",
+        f"-Dcatalina.base={base}", f"-Dcatalina.home={TOMCAT_HOME}",
+        f"-Djava.io.tmpdir={base}/temp",
+        "-Djava.util.logging.manager=org.apache.juli.ClassLoaderLogManager",
+        f"-Djava.util.logging.config.file={base}/conf/logging.properties",
+        "-cp", f"{TOMCAT_HOME}/bin/bootstrap.jar:{TOMCAT_HOME}/bin/tomcat-juli.jar",
+        "org.apache.catalina.startup.Bootstrap", "start"]
+    proc = subprocess.Popen(cmd, cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    return proc, cmd
+
+
+def stop(proc, seconds):
+    """SIGTERM (Tomcat's shutdown hook, HPROF's report), SIGKILL after `seconds`."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return False
+
+
+def run_ab(port, clients, seconds, spin, items):
+    """ab for `seconds`; returns (requests/s, p50 ms, p99 ms, failed) or None."""
+    url = f"http://127.0.0.1:{port}/load?spin={spin}&items={items}"
+    # -t before -n: with -t alone ab stops at 50000 requests.
+    cmd = ["ab", "-q", "-r", "-s", "60", "-c", str(clients), "-t", str(seconds), "-n", "10000000",
+           url]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True,
+                             timeout=seconds + 120).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    rps = re.search(r"Requests per second:\s+([\d.]+)", out)
+    p50 = re.search(r"^\s+50%\s+(\d+)", out, re.M)
+    p99 = re.search(r"^\s+99%\s+(\d+)", out, re.M)
+    failed = re.search(r"Failed requests:\s+(\d+)", out)
+    if not rps:
+        return None
+    return (float(rps.group(1)), float(p50.group(1)) if p50 else None,
+            float(p99.group(1)) if p99 else None, int(failed.group(1)) if failed else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True, help="build directory (lib/libhprof.so, jvmprof)")
+    ap.add_argument("--jdk", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--duration", type=int, default=20, help="measured seconds per run")
+    ap.add_argument("--warmup", type=int, default=8, help="warm-up seconds per run")
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--spin", type=int, default=100000, help="xorshift steps per request")
+    ap.add_argument("--items", type=int, default=400, help="objects allocated per request")
+    ap.add_argument("--asprof", default="", help="libasyncProfiler.so (its rows skipped if none)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated substrings of configuration names (no agent always runs)")
+    a = ap.parse_args()
+    for n, v in (("rounds", a.rounds), ("duration", a.duration), ("clients", a.clients)):
+        if v < 1:
+            ap.error(f"--{n} must be at least 1")
+    if a.warmup < 0:
+        ap.error("--warmup must be 0 or more")
+    lib = os.path.join(a.build, "lib")
+    jvmprof = os.path.join(a.build, "src", "jvmprof", "jvmprof")
+    for path in (os.path.join(lib, "libhprof.so"), jvmprof, os.path.join(a.jdk, "bin", "java")):
+        if not os.path.exists(path):
+            ap.error(f"{path} does not exist (build first, or give --build / --jdk)")
+    configs = [c for c in CONFIGS if c[2] is None or a.asprof]
+    if a.only:
+        wanted = [w.strip() for w in a.only.split(",") if w.strip()]
+        configs = [c for c in configs
+                   if c[1] is None and c[2] is None or any(w in c[0] for w in wanted)]
+
+    work = tempfile.mkdtemp(prefix="server-bench-")
+    port = free_port()
+    make_base(os.path.join(work, "base"), a.jdk, port)
+    base = os.path.join(work, "base")
+    serve_port, ui_port = free_port(), free_port()
+    serve_log = open(os.path.join(work, "jvmprof-serve.log"), "w")
+    serve = subprocess.Popen([jvmprof, "serve", "--port", str(serve_port), "--ui-port",
+                              str(ui_port)], stdout=serve_log, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"]
+                                    if env.get("LD_LIBRARY_PATH") else "")
+    results = {c[0]: [] for c in configs}
+    notes = {c[0]: set() for c in configs}
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_start = os.getloadavg()[0]
+
+    def print_table(rounds_done):
+        print(f"\n### After round {rounds_done} of {a.rounds}\n", flush=True)
+        def med(name, i):
+            vals = [x[i] for x in results.get(name, []) if x[i] is not None]
+            return statistics.median(vals) if vals else None
+
+        base_rps, base_p50, base_p99 = (med("no agent", i) for i in range(3))
+
+        def ratio(v, b):
+            return f"{v / b:.2f}x" if v is not None and b else "-"
+
+        print(f"Started {started}; {rounds_done} interleaved rounds; Tomcat 10 (Debian), "
+              f"{a.clients} clients (ab), {a.duration} s measured after {a.warmup} s warm-up per "
+              f"run; request: spin={a.spin}, items={a.items}; HPROF streams to jvmprof serve "
+              f"(net=); {os.cpu_count()} CPUs; 1-minute load average {load_start:.2f} at the start, "
+              f"{os.getloadavg()[0]:.2f} at the end.\n")
+        print("| configuration | rps (median) | rps ratio | p50 ratio | p99 ratio | "
+              "runs: rps (p50 / p99 ms) | notes |")
+        print("|---|---:|---:|---:|---:|---|---|")
+        for name, _, _ in configs:
+            rps, p50, p99 = (med(name, i) for i in range(3))
+            runs = ", ".join(f"{x[0]:.0f} ({x[1]:.0f} / {x[2]:.0f})" if x[1] is not None
+                             else f"{x[0]:.0f}" for x in results[name])
+            print(f"| {name} | {rps:.0f} | {ratio(rps, base_rps)} | {ratio(p50, base_p50)} | "
+                  f"{ratio(p99, base_p99)} | {runs} | {'; '.join(sorted(notes[name]))} |"
+                  if rps is not None else
+                  f"| {name} | - | - | - | - | {runs} | {'; '.join(sorted(notes[name]))} |")
+        sys.stdout.flush()
+
+    running = []  # the Tomcat of the current run, stopped should the benchmark be interrupted
+    # SIGTERM (and SIGINT, which a background job may have ignored) end the benchmark through the
+    # `finally` below, so no Tomcat or jvmprof serve is left behind.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: sys.exit(130))
+    try:
+        for r in range(a.rounds):
+            for name, hprof, asprof in configs:
+                agent = []
+                if hprof is not None:
+                    agent = [f"-agentlib:hprof={hprof},net=127.0.0.1:{serve_port}"]
+                elif asprof is not None:
+                    out = os.path.join(work, f"asprof-{len(results[name])}.jfr")
+                    agent = [f"-agentpath:{a.asprof}=start,{asprof},file={out}"]
+                log = open(os.path.join(work, "tomcat.log"), "w")
+                proc, _ = start_tomcat(a.jdk, base, port, agent, env, log)
+                running.append(proc)
+                row = None
+                if not wait_for_port(port, proc, 120):
+                    notes[name].add("did not start")
+                else:
+                    if a.warmup:
+                        run_ab(port, a.clients, a.warmup, a.spin, a.items)
+                    row = run_ab(port, a.clients, a.duration, a.spin, a.items)
+                    if row is None:
+                        notes[name].add("ab failed")
+                if not stop(proc, 180):
+                    notes[name].add("killed at exit")
+                running.remove(proc)
+                log.close()
+                if row is not None:
+                    results[name].append(row)
+                    if row[3]:
+                        notes[name].add(f"{row[3]} failed requests")
+                print(f"round {r + 1} {name}: {row}", file=sys.stderr, flush=True)
+            print_table(r + 1)
+    finally:
+        for proc in running:
+            stop(proc, 30)
+        stop(serve, 30)
+        serve_log.close()
+
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
