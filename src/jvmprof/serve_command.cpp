@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "session_registry.h"
+#include "spool_dir.h"
 #include "web_server.h"
 
 namespace jvmprof {
@@ -154,9 +155,13 @@ int run_serve(std::span<char* const> args) {
   limits.command_timeout = std::chrono::seconds(timeout_s);
   limits.max_record = static_cast<size_t>(max_record_mib) << 20;
   // Live format=b streams are spooled here so their heap dumps can be indexed.
-  char spool_template[] = "/tmp/jvmprof-serve-XXXXXX";
-  const char* spool_dir = ::mkdtemp(spool_template);
-  if (spool_dir != nullptr) limits.spool_dir = spool_dir;
+  // A serve killed before it could clean up left its spool behind: removed now.
+  if (const int stale = remove_stale_spool_dirs(); stale > 0)
+    std::fprintf(stderr,
+                 "jvmprof serve: removed %d spool director%s left by a jvmprof serve that did "
+                 "not stop cleanly\n",
+                 stale, stale == 1 ? "y" : "ies");
+  limits.spool_dir = make_spool_dir();
   SessionRegistry registry(limits);
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
@@ -213,7 +218,7 @@ int run_serve(std::span<char* const> args) {
   ::close(listen_fd);
   registry.stop_all();
   registry.clear();  // removes the spool files
-  if (spool_dir != nullptr) ::rmdir(spool_dir);
+  remove_spool_dir(limits.spool_dir);
   std::printf("jvmprof serve: stopped\n");
   return 0;
 }
