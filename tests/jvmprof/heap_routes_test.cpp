@@ -268,6 +268,32 @@ TEST_F(HeapRoutes, ClassHistogramFilteredSortedAndPaged) {
   EXPECT_EQ(get("/api/profiles/2/heap/classes?offset=-1").first, 400);
 }
 
+// A live format=a stream's event lines (a Java thread's SLEEP under monitor=y, a thread starting,
+// the agent's SETTINGS) fall between the dump's lines, even between a record and its values: the
+// dump still opens, with every object and reference.
+TEST_F(HeapRoutes, StreamEventLinesInsideATextDumpAreSkipped) {
+  std::string dump = heap_dump(3);
+  const std::string events =
+      "SLEEP: timeout=3, thread 200011\nTHREAD START (obj=50, id = 200012, name=\"w\", "
+      "group=\"main\")\nSETTINGS: serial=0 depth=4\n";
+  for (const std::string at : {"OBJ 1008", "\tnext\t\t1010", "CLS 30"}) {
+    const size_t where = dump.find(at);
+    ASSERT_NE(where, std::string::npos) << at;
+    dump.insert(where, events);
+  }
+  add_file("events.txt", std::string(kHeader) + dump);  // profile 3
+  auto [status, summary] = get("/api/profiles/3/heap/summary");
+  ASSERT_EQ(status, 200) << summary.dump();
+  auto [cs, cells] = get("/api/profiles/3/heap/classes?filter=cell");
+  ASSERT_EQ(cs, 200);
+  ASSERT_EQ(cells["classes"].size(), 1u);
+  EXPECT_EQ(cells["classes"][0]["instances"], 3);
+  auto [os, second] = get("/api/profiles/3/heap/object?id=0x1008");
+  ASSERT_EQ(os, 200) << second.dump();
+  ASSERT_EQ(second["fields"].size(), 1u);
+  EXPECT_EQ(second["fields"][0]["ref"], "0x1010") << "the value line after the events was kept";
+}
+
 TEST_F(HeapRoutes, BadRequestsAreRefusedWithOneMessage) {
   EXPECT_EQ(get("/api/profiles/2/heap/object?id=0x900", false).first, 401);
   EXPECT_EQ(get("/api/heap/diff?before=1&after=2", false).first, 401);
