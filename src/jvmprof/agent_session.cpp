@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -182,8 +183,12 @@ void Session::publish(bool force) {
   const bool changed =
       new_section || p.traces.size() != published_traces_ || p.threads.size() != published_threads_;
   const auto now = Clock::now();
-  if (!force && !new_section && (!changed || now - published_at_ < kPublishEvery)) return;
+  // A big profile takes long to copy: copies of growing traces alone are spaced by four times the
+  // last copy's cost, so reading a large file is not spent copying it over and over.
+  const auto every = std::max<Clock::duration>(kPublishEvery, 4 * last_copy_cost_);
+  if (!force && !new_section && (!changed || now - published_at_ < every)) return;
   auto copy = std::make_shared<profiles::JavaProfile>(p);
+  last_copy_cost_ = Clock::now() - now;
   published_sections_ = p.sections;
   published_settings_ = p.settings_reports;
   published_traces_ = p.traces.size();

@@ -94,6 +94,7 @@ class Session {
   size_t published_traces_ = 0;
   size_t published_threads_ = 0;
   std::chrono::steady_clock::time_point published_at_;
+  std::chrono::steady_clock::duration last_copy_cost_{};
 
   mutable std::mutex mu_;  // guards everything below; held briefly, never while reading
   std::shared_ptr<const profiles::JavaProfile> snapshot_;
