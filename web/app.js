@@ -5,12 +5,22 @@
 'use strict';
 (function () {
   var state = { profiles: [], selected: null, tab: 'cpu', measure: null, perThread: false,
-                drawnKey: null, graph: null };
+                drawnKey: null, graph: null, paused: false, autoSent: {}, polledAt: 0,
+                depthShown: null };
   var COMMANDS = [
     ['gc', 'GC'], ['dump-heap', 'dump heap'], ['sites', 'sites'], ['heap-summary', 'heap summary'],
     ['cpu-samples', 'CPU samples'], ['traces', 'traces'], ['cpu-on', 'CPU on'], ['cpu-off', 'CPU off'],
     ['alloc-on', 'alloc on'], ['alloc-off', 'alloc off'], ['reset-cpu', 'reset CPU'],
-    ['reset-sites', 'reset sites']];
+    ['reset-sites', 'reset sites'], ['monitor-dump', 'monitor dump']];
+  // What a button does, where its name does not say it all.
+  var TITLES = {
+    'reset-sites': 'HPROF\'s reset: each site\'s allocated counts restart from its objects live now; ' +
+      'live counts stay (those objects are still in the heap)',
+    'monitor-dump': 'MONITOR TIME and MONITOR DUMP now (HPROF with monitor=y, format=a)' };
+  // The live views refresh themselves by asking for their section; how old it is is shown.
+  var AUTO = { cpu: 'cpu-samples', alloc: 'sites', monitors: 'monitor-dump' };
+  var SECTIONS = { cpu: ['CPU SAMPLES', 'CPU TIME'], alloc: ['SITES'],
+                   monitors: ['MONITOR TIME', 'MONITOR DUMP'], heap: ['HEAP DUMP'] };
   var TABS = [['cpu', 'CPU'], ['alloc', 'Allocation'], ['monitors', 'Monitors'], ['threads', 'Threads'],
               ['heap', 'Heap'], ['diff', 'Diff']];
   var MEASURES = { cpu: ['cpu-samples', 'cpu-time', 'cpu-calls'],
@@ -79,11 +89,91 @@
     $('controls').hidden = !p.live;
     var canSend = p.live && (p.state === 'connected' || p.state === 'error');
     Array.prototype.forEach.call(document.querySelectorAll('#controls button'), function (b) {
-      b.disabled = !canSend;
+      b.disabled = !canSend ||
+        (b.getAttribute('data-command') === 'monitor-dump' && !offers(p, 'monitor-dump'));
     });
+    drawSettings(p);
+    autoRefresh(p);
+    drawAge(p);
     drawLog(p);
     drawView(p);
     drawIndexing(p);
+  }
+
+  // Commands beyond JDK 8's protocol, which the agent announces in its settings.
+  function offers(p, command) {
+    var c = p.settings && p.settings.commands;
+    return !!c && c.split(',').indexOf(command) >= 0;
+  }
+
+  // The agent's settings as HPROF last reported them (after each command), not as asked for.
+  function drawSettings(p) {
+    var box = $('agent-settings'), s = p.settings || {};
+    var noThreads = s.thread === 'n';
+    $('per-thread').disabled = noThreads;
+    if (noThreads && state.perThread) { state.perThread = false; $('per-thread').checked = false; }
+    $('per-thread-note').textContent = noThreads
+      ? 'needs HPROF\'s thread=y: this JVM runs with thread=n, its traces name no thread' : '';
+    if (!p.live) { box.textContent = ''; return; }
+    if (!p.settingsReports) {
+      box.removeAttribute('data-depth');
+      box.textContent = 'This agent does not report its settings (JDK 8\'s HPROF does not): ' +
+        'the depth box shows what was asked for, not what the agent uses.';
+      return;
+    }
+    var parts = ['depth ' + s.depth, 'cpu=' + s.cpu +
+      (s.cpu === 'samples' ? ' (sampling ' + s.sampling + ', every ' + s.interval + ' ms)' : ''),
+      'heap=' + s.heap + (s.heap !== 'off' ? ' (tracking ' + s.tracking + ')' : ''),
+      'monitor=' + s.monitor, 'thread=' + s.thread, 'format=' + s.format];
+    box.textContent = 'the agent uses: ' + parts.join(', ') + ' (reported by HPROF ' +
+      clock((p.sectionArrivedMs || {}).SETTINGS) + ')';
+    box.setAttribute('data-depth', s.depth);
+    // The depth box follows each new report, unless the user is typing in it.
+    var seen = p.id + '/' + p.settingsReports;
+    if (state.depthShown !== seen && document.activeElement !== $('depth')) {
+      $('depth').value = s.depth;
+      state.depthShown = seen;
+    }
+  }
+
+  // Asks a live JVM for the open view's section every N seconds (one request at a time).
+  function autoRefresh(p) {
+    var every = parseInt($('refresh-every').value, 10);
+    var cmd = AUTO[state.tab];
+    if (!every || state.paused || !cmd || !p.live || p.state !== 'connected') return;
+    if (cmd === 'monitor-dump' && !offers(p, cmd)) return;
+    if (cmd === 'cpu-samples' && p.settings && p.settings.cpu === 'off') return;
+    if (cmd === 'sites' && p.settings && p.settings.heap === 'off') return;
+    var key = p.id + '/' + cmd, last = state.autoSent[key] || 0;
+    if (Date.now() - last < every * 1000) return;
+    if ((p.commands || []).some(function (c) { return c.command === cmd && c.state === 'waiting'; })) return;
+    state.autoSent[key] = Date.now();
+    send(cmd, { auto: true });
+  }
+
+  // How old the open view's data is: when its section last arrived.
+  function drawAge(p) {
+    var box = $('view-age'), names = SECTIONS[state.tab];
+    $('refresh-controls').hidden = !names;
+    if (!names) return;
+    $('refresh-every').parentNode.hidden = !p.live;
+    $('refresh-pause').hidden = !p.live;
+    var at = 0;
+    names.forEach(function (n) { at = Math.max(at, (p.sectionArrivedMs || {})[n] || 0); });
+    if (!at) {
+      box.textContent = 'no ' + names.join(' or ') + ' received yet';
+      box.removeAttribute('data-arrived-ms');
+      return;
+    }
+    // The server's clock for both ends: the browser's may differ.
+    var age = Math.max(0, Math.round((p.serverNowMs - at + Date.now() - state.polledAt) / 1000));
+    var every = parseInt($('refresh-every').value, 10);
+    box.textContent = (p.live ? 'shown: ' + names.filter(function (n) {
+      return (p.sectionArrivedMs || {})[n]; }).join(' and ') + ' received ' : 'read from the file ') +
+      clock(at) + ', ' + age + ' s ago' +
+      (p.live && p.state === 'connected' ? (state.paused || !every ? ' (refresh paused)' : '') : '');
+    box.setAttribute('data-arrived-ms', at);
+    box.className = p.live && p.state === 'connected' && every && !state.paused && age > 3 * every ? 'stale' : '';
   }
 
   // While the server indexes the heap dump, the heap view's bar shows the analysis library's
@@ -125,11 +215,23 @@
     COMMANDS.forEach(function (c) {
       var b = el('button', null, c[1]);
       b.setAttribute('data-command', c[0]);
+      if (TITLES[c[0]]) b.title = TITLES[c[0]];
       b.addEventListener('click', function () { send(c[0]); });
       box.appendChild(b);
     });
     $('set-depth').addEventListener('click', function () {
       send('depth', { depth: parseInt($('depth').value, 10) });
+    });
+    $('refresh-pause').addEventListener('click', function () {
+      state.paused = !state.paused;
+      $('refresh-pause').textContent = state.paused ? 'resume' : 'pause';
+      var p = current();
+      if (p) drawAge(p);
+    });
+    $('refresh-every').addEventListener('change', function () {
+      state.autoSent = {};  // the new interval starts now
+      var p = current();
+      if (p) { autoRefresh(p); drawAge(p); }
     });
     $('exit').addEventListener('click', function () {
       if (window.confirm('End the JVM? HPROF calls exit(0) in the profiled program.')) {
@@ -199,8 +301,7 @@
       }
       if (!state.measure || have.indexOf(state.measure) < 0) state.measure = have[0];
       select.value = state.measure;
-      api('/api/profiles/' + p.id + '/flame?measure=' + encodeURIComponent(state.measure) +
-          (state.perThread ? '&threads=1' : '')).then(function (data) {
+      flameFor(p, have, state.measure).then(function (data) {
         if (state.drawnKey !== key) return;  // a late answer for a view no longer shown
         if (state.graph && state.graph.container === view && view.contains(state.graph.graph)) {
           state.graph.setData(data);  // live update keeps zoom, search and orientation
@@ -220,6 +321,43 @@
       return JvmprofDiff.drawView(p, view, { profiles: state.profiles, api: api, state: state,
                                              stillShown: stillShown });
     }
+  }
+
+  // The view's flame data: one request brings every measure of the tab as one tree (a value per
+  // measure at each node), kept until the profile changes, so switching the measure only picks
+  // the values out (once per measure) and draws.
+  function flameFor(p, have, measure) {
+    var key = [p.id, state.tab, state.perThread, p.sections, p.traces, have.join(',')].join('/');
+    var cache = state.flameCache;
+    if (!cache || cache.key !== key) {
+      cache = state.flameCache = { key: key, trees: {}, data: api('/api/profiles/' + p.id +
+        '/flame?measures=' + have.join(',') + (state.perThread ? '&threads=1' : ''))
+        .catch(function (e) {
+          if (state.flameCache && state.flameCache.key === key) state.flameCache = null;  // ask again
+          throw e;
+        }) };
+    }
+    return cache.data.then(function (multi) {
+      var i = multi.measures.indexOf(measure);
+      if (!cache.trees[measure]) cache.trees[measure] = projectFlame(multi, i);
+      return cache.trees[measure];
+    });
+  }
+
+  // One measure of a multi-measure tree, in the shape the flame graph draws; stacks without
+  // weight in this measure (no live objects, say) are left out.
+  function projectFlame(multi, i) {
+    function node(x) {
+      var out = { n: x.n, v: x.v[i] }, c = x.c;
+      if (c) {
+        var kids = [];
+        for (var k = 0; k < c.length; k++) if (c[k].v[i] > 0) kids.push(node(c[k]));
+        if (kids.length) out.c = kids;
+      }
+      return out;
+    }
+    return { measure: multi.measures[i], unit: multi.units[i], total: multi.totals[i],
+             root: node(multi.root) };
   }
 
   function link(text, onClick) {
@@ -248,11 +386,9 @@
       if (s.damageWarning) view.appendChild(el('p', 'heap-warning', 'warning: ' + s.damageWarning));
       var detail = el('div', 'heap-detail');
       view.appendChild(el('h3', null, 'Class histogram'));
-      view.appendChild(table('histogram', ['class', 'instances', 'shallow', 'retained'],
-        s.histogram.map(function (c) {
-          return [link(c.name, function () { showInstances(base, c.name, detail); }),
-                  c.instances, c.shallow, c.retained];
-        })));
+      var histogram = el('div', 'histogram-box');
+      view.appendChild(histogram);
+      drawHistogram(base, histogram, detail);
       view.appendChild(detail);
       view.appendChild(el('h3', null, 'Biggest objects (dominator tree)'));
       var dom = el('div');
@@ -296,6 +432,61 @@
         JvmprofHeapDiff.render(view, p.id, state.profiles);
       }
     }, function (e) { status.textContent = e.message; });
+  }
+
+  // The class histogram, every class reachable: a filter on the name, a page at a time, sorted
+  // by a column (a click on its heading; again: the other way round), all done by the server.
+  var HISTOGRAM_PAGE = 100;
+  function drawHistogram(base, box, detail) {
+    var q = { filter: '', sort: 'shallow', order: 'desc', offset: 0 }, seq = 0;
+    var filter = el('input', 'histogram-filter');
+    filter.type = 'search';
+    filter.placeholder = 'filter classes by name';
+    var prev = el('button', 'histogram-prev', '‹ previous'), next = el('button', 'histogram-next', 'next ›');
+    var info = el('span', 'histogram-info');
+    var bar = el('div', 'histogram-bar'), holder = el('div');
+    bar.append(filter, prev, next, info);
+    box.append(bar, holder);
+    var KEYS = ['name', 'instances', 'shallow', 'retained'];
+    function load() {
+      var mine = ++seq;
+      api(base + 'classes?filter=' + encodeURIComponent(q.filter) + '&sort=' + q.sort + '&order=' + q.order +
+          '&offset=' + q.offset + '&limit=' + HISTOGRAM_PAGE).then(function (r) {
+        if (mine !== seq) return;  // a later filter or page is on its way
+        var t = table('histogram', ['class', 'instances', 'shallow', 'retained'], r.classes.map(function (c) {
+          return [link(c.name, function () { showInstances(base, c.name, detail); }),
+                  c.instances, c.shallow, c.retained];
+        }));
+        Array.prototype.forEach.call(t.rows[0].cells, function (th, i) {
+          th.setAttribute('data-sort', KEYS[i]);
+          if (KEYS[i] === r.sort) {
+            th.classList.add('sorted');
+            th.setAttribute('data-order', r.order);
+            th.textContent += r.order === 'desc' ? ' ▼' : ' ▲';
+          }
+          th.addEventListener('click', function () {
+            if (q.sort === KEYS[i]) q.order = q.order === 'desc' ? 'asc' : 'desc';
+            else { q.sort = KEYS[i]; q.order = KEYS[i] === 'name' ? 'asc' : 'desc'; }
+            q.offset = 0;
+            load();
+          });
+        });
+        holder.textContent = '';
+        holder.appendChild(t);
+        var end = r.offset + r.classes.length;
+        info.textContent = !r.matched ? 'no class matches (' + r.total + ' classes)'
+          : 'classes ' + (r.offset + 1) + '–' + end + ' of ' + r.matched +
+            (q.filter ? ' matching, ' + r.total + ' in all' : '');
+        info.setAttribute('data-matched', r.matched);
+        info.setAttribute('data-total', r.total);
+        prev.disabled = r.offset === 0;
+        next.disabled = end >= r.matched;
+      }, function (e) { info.textContent = e.message; });
+    }
+    filter.addEventListener('input', function () { q.filter = filter.value; q.offset = 0; load(); });
+    prev.addEventListener('click', function () { q.offset = Math.max(0, q.offset - HISTOGRAM_PAGE); load(); });
+    next.addEventListener('click', function () { q.offset += HISTOGRAM_PAGE; load(); });
+    load();
   }
 
   // The dominator tree, downwards: a page of the objects `id` ('root': the GC roots as a whole)
@@ -379,6 +570,10 @@
     api('/api/profiles/' + p.id + '/monitors').then(function (m) {
       if (!stillShown()) return;
       view.textContent = '';
+      if (p.live && !offers(p, 'monitor-dump')) {
+        view.appendChild(el('p', 'hint', 'This agent offers no "monitor dump" command (HPROF of this ' +
+          'project with monitor=y and format=a does): the sections below come at exit or on SIGQUIT.'));
+      }
       view.appendChild(el('h3', null, 'Monitor contention (' + m.totalMs + ' ms in total)'));
       if (!m.rows.length) view.appendChild(el('p', null, 'No MONITOR TIME section (HPROF with monitor=y).'));
       else {
@@ -495,6 +690,7 @@
   function refresh() {
     return api('/api/profiles').then(function (list) {
       state.profiles = list;
+      state.polledAt = Date.now();
       $('status').textContent = list.length + ' profile(s)';
       if (state.selected === null && list.length) state.selected = list[list.length - 1].id;
       drawList();

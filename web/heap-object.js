@@ -7,6 +7,17 @@ window.JvmprofHeapObject = (function () {
 
   var el = JvmprofDom.el, api = JvmprofDom.api, bytes = JvmprofDom.bytes;
 
+  // An object is often a root many times over (a JNI local reference per frame that holds it):
+  // each kind once, with its count, in the order first met ("JNI local ×2387, thread").
+  function rootKinds(kinds) {
+    var counts = {}, order = [];
+    kinds.forEach(function (k) {
+      if (!counts[k]) { counts[k] = 0; order.push(k); }
+      counts[k]++;
+    });
+    return order.map(function (k) { return counts[k] > 1 ? k + ' ×' + counts[k] : k; }).join(', ');
+  }
+
   // One object page per container; `history` lets "back" return to the previous object.
   function Page(base, container) {
     this.base = base;
@@ -94,7 +105,7 @@ window.JvmprofHeapObject = (function () {
         ['shallow size', bytes(d.object.shallow)], ['retained size', bytes(d.object.retained)],
         ['reachable', d.reachable ? 'yes' : 'no (garbage at the time of the dump)'],
         ['immediate dominator', d.dominator ? self.objectLink(d.dominator) : (d.reachable ? 'the GC roots' : '')]];
-      if (d.gcRoots.length) facts.push(['GC root', d.gcRoots.join(', ')]);
+      if (d.gcRoots.length) facts.push(['GC root', rootKinds(d.gcRoots)]);
       if (d.kind === 'class') {
         facts.push(['class name', d.className], ['instance size', d.instanceSize]);
         if (d.superId) facts.push(['superclass', self.link(d.superId, d.superId)]);

@@ -97,6 +97,16 @@ bool parse_hex(std::string_view s, uint64_t& out) {
 }
 
 // The decimal value after `key` in `s` ("sz=" -> 24); false if absent.
+// A live (net=) stream's event lines are written as they happen, so they can fall between a
+// dump's lines: a Java thread's WAIT/WAITED/SLEEP (monitor=y), THREAD START/END, the agent's
+// DROPPED and SETTINGS notes. They belong to the stream, not to the dump.
+bool is_stream_event_line(std::string_view l) {
+  for (std::string_view prefix :
+       {"WAIT: ", "WAITED: ", "SLEEP: ", "THREAD START ", "THREAD END ", "DROPPED: ", "SETTINGS: "})
+    if (l.starts_with(prefix)) return true;
+  return false;
+}
+
 bool number_after(std::string_view s, std::string_view key, uint64_t& out) {
   const size_t at = s.find(key);
   if (at == std::string_view::npos) return false;
@@ -528,7 +538,7 @@ void Converter::walk(Writer* out) {
   while (in.next(l)) {
     const uint64_t n = in.number();
     if (l == "HEAP DUMP END") break;
-    if (l.empty()) continue;
+    if (l.empty() || is_stream_event_line(l)) continue;
     if (l[0] == '\t') {
       // "\tname\t[\t]hex": the name is everything before the last tab run.
       const size_t tab = l.rfind('\t');

@@ -285,6 +285,11 @@ void BinaryReport::heap_summary(const SiteCounts& totals) {
   writer_->heap_summary(r);
 }
 
+void BinaryReport::settings_note(const std::string& text) {
+  Hold hold(*this);
+  if (writer_) writer_->utf8(kSettingsNoteId, text);
+}
+
 void BinaryReport::cpu_samples(const std::vector<Cost>& costs, uint64_t total) {
   Hold hold(*this);
   if (!writer_) return;

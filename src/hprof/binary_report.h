@@ -34,6 +34,9 @@ class BinaryReport {
  public:
   // The name id of the DROPPED note: all bits set, never given to a name (ids count up from 1).
   static constexpr uint64_t kDropsNoteId = ~uint64_t{0};
+  // The name id of the SETTINGS note (net=: the agent's settings after each command), the
+  // DROPPED note's neighbour: also never given to a name.
+  static constexpr uint64_t kSettingsNoteId = ~uint64_t{1};
   // Deferred droppable events beyond this many bytes are dropped (and counted) instead.
   static constexpr size_t kDeferredLimit = size_t{1} << 20;
 
@@ -53,6 +56,8 @@ class BinaryReport {
   void alloc_sites(const ClassTable& classes, const std::vector<Site>& sites,
                    const SiteCounts& totals, double cutoff, bool by_allocated);
   void heap_summary(const SiteCounts& totals);
+  // The SETTINGS note: a UTF8 record with kSettingsNoteId and format=a's SETTINGS line as text.
+  void settings_note(const std::string& text);
   void cpu_samples(const std::vector<Cost>& costs, uint64_t total);
   // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
   // arrive: begin, heap_dump_classes (before the records that name those classes as an

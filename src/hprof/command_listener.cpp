@@ -24,7 +24,58 @@ enum Command : uint8_t {
   kDumpTraces = 0x06,
   kCpuSamples = 0x07,
   kControl = 0x08,
+  // Not in JDK 8's protocol: MONITOR TIME and MONITOR DUMP on demand (monitor=y), announced in
+  // the SETTINGS report's `commands=` so that a front end never sends it to an agent without it.
+  kMonitorDump = 0x09,
 };
+
+// What the CONTROL commands switched (the listener is the only thread that changes them).
+bool g_sampling_on = true;
+int g_tracking = -1;  // -1: as the options started it (heap=sites|dump|all)
+
+const char* cpu_name(CpuMode m) {
+  switch (m) {
+    case CpuMode::kSamples:
+      return "samples";
+    case CpuMode::kTimes:
+      return "times";
+    case CpuMode::kOld:
+      return "old";
+    case CpuMode::kOff:
+      break;
+  }
+  return "off";
+}
+
+// The agent's settings as they are now, after the command with `serial` (0: at start), so the
+// front end shows what the agent uses rather than what it asked for. format=a: a SETTINGS line;
+// format=b: the same text as a SETTINGS note record (docs/jvmprof-serve.md).
+void write_settings(uint32_t serial) {
+  Profile& p = profile();
+  const Options& o = p.options;
+  const char* heap = o.heap_dump && o.alloc_sites ? "all"
+                     : o.heap_dump                ? "dump"
+                     : o.alloc_sites              ? "sites"
+                                                  : "off";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "SETTINGS: serial=%u depth=%d cpu=%s sampling=%s sampler=%s interval=%d heap=%s "
+                "tracking=%s sample=%d monitor=%s thread=%s cutoff=%g format=%s commands=%s",
+                serial, o.depth, cpu_name(o.cpu), g_sampling_on ? "on" : "off",
+                o.sampler == SamplerKind::kCpuTime ? "cputime" : "suspend", o.interval_ms, heap,
+                (g_tracking < 0 ? o.object_tracking() : g_tracking == 1) ? "on" : "off",
+                o.sample_bytes, o.monitor ? "y" : "n", o.thread_in_traces ? "y" : "n", o.cutoff,
+                o.binary ? "b" : "a", o.monitor && !o.binary ? "monitor-dump" : "none");
+  std::lock_guard section(p.output.section_mutex());
+  if (o.binary) {
+    p.binary.settings_note(line);
+    p.binary.flush();
+  } else {
+    std::strncat(line, "\n", sizeof line - std::strlen(line) - 1);
+    p.output.write(line);
+    p.output.flush();
+  }
+}
 
 bool read_fully(int fd, void* buf, size_t n) {
   auto* p = static_cast<char*>(buf);
@@ -64,22 +115,25 @@ bool control(int fd) {
     case 1:  // object tracking on
       jvmpi()->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, nullptr);
       jvmpi()->EnableEvent(JVMPI_EVENT_OBJECT_FREE, nullptr);
+      g_tracking = 1;
       return true;
     case 2:  // object tracking off (frees of tracked objects still count)
       jvmpi()->DisableEvent(JVMPI_EVENT_OBJECT_ALLOC, nullptr);
+      g_tracking = 0;
       return true;
     case 3:    // sampling on; the thread id (host order, as JDK 8 read it) is 0 for all
     case 4: {  // sampling off
       uint32_t thread = 0;
       if (!read_fully(fd, &thread, 4)) return false;
       p.sampler.set_enabled(sub == 3);
+      g_sampling_on = sub == 3;
       return true;
     }
     case 5:
       p.cpu_samples.clear();
       p.timer.clear();
       return true;
-    case 6:
+    case 6:  // JDK 8's meaning: allocated counts restart from what is live (live stays)
       p.sites.clear_counts();
       return true;
     case 7: {
@@ -97,6 +151,7 @@ bool control(int fd) {
 void listener_main(void*) {
   Profile& p = profile();
   const int fd = p.output.socket();
+  write_settings(0);
   for (;;) {
     uint8_t tag = 0;
     uint32_t serial = 0;
@@ -153,6 +208,14 @@ void listener_main(void*) {
       }
       case kControl:
         if (!control(fd)) return;
+        write_settings(serial);
+        break;
+      case kMonitorDump:
+        if (p.options.monitor && !p.options.binary) {
+          std::lock_guard section(p.output.section_mutex());
+          write_monitor_report();
+          p.output.flush();
+        }
         break;
       default:
         // JDK 8 ended the VM here; a front end's mistake should not kill the program.

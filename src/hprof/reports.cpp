@@ -233,6 +233,18 @@ void write_cpu_report(double cutoff) {
   }
 }
 
+void write_monitor_report() {
+  Profile& p = profile();
+  if (!p.options.monitor) return;
+  // The monitor dump names thread stacks as traces, so it is taken before the traces are written.
+  const std::string monitors = monitor_dump_section();
+  write_pending_traces();
+  say("monitors");
+  p.output.write(p.monitors.time_section(p.traces, p.options.cutoff));
+  p.output.write(monitors);
+  done();
+}
+
 void write_all_reports() {
   Profile& p = profile();
   std::lock_guard section(p.output.section_mutex());

@@ -14,6 +14,8 @@ void write_all_reports();
 void write_sites_report(bool by_allocated, double cutoff);
 void write_cpu_report(double cutoff);
 void write_heap_dump();
+// MONITOR TIME and MONITOR DUMP (monitor=y, format=a), as at exit.
+void write_monitor_report();
 void write_pending_traces();
 
 // Called by the event dispatcher for the requested dump events.

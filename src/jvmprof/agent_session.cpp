@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -51,6 +52,7 @@ constexpr CommandSpec kCommands[] = {
     {"reset-cpu", 0x08, 5, "", "clear the CPU costs"},
     {"reset-sites", 0x08, 6, "", "clear the allocation sites"},
     {"depth", 0x08, 7, "", "set the trace depth"},
+    {"monitor-dump", 0x09, 0, "MONITOR DUMP", "write MONITOR TIME and MONITOR DUMP (monitor=y)"},
     {"exit", 0x05, 0, "", "end the JVM (exit 0)"},
 };
 
@@ -60,6 +62,7 @@ uint64_t answer_count(const profiles::JavaProfile& p, std::string_view answer) {
     return it == p.section_counts.end() ? uint64_t{0} : it->second;
   };
   if (answer == "CPU") return count("CPU SAMPLES") + count("CPU TIME");
+  if (answer == "SETTINGS") return p.settings_reports;
   return count(std::string(answer).c_str());
 }
 
@@ -175,16 +178,30 @@ void Session::publish(bool force) {
   const auto& p = stream_->profile();
   // A completed section is published at once (a command may be waiting for it); new traces and
   // threads alone at most every kPublishEvery.
-  const bool new_section = p.sections != published_sections_;
+  const bool new_section =
+      p.sections != published_sections_ || p.settings_reports != published_settings_;
   const bool changed =
       new_section || p.traces.size() != published_traces_ || p.threads.size() != published_threads_;
   const auto now = Clock::now();
-  if (!force && !new_section && (!changed || now - published_at_ < kPublishEvery)) return;
+  // A big profile takes long to copy: copies of growing traces alone are spaced by four times the
+  // last copy's cost, so reading a large file is not spent copying it over and over.
+  const auto every = std::max<Clock::duration>(kPublishEvery, 4 * last_copy_cost_);
+  if (!force && !new_section && (!changed || now - published_at_ < every)) return;
   auto copy = std::make_shared<profiles::JavaProfile>(p);
+  last_copy_cost_ = Clock::now() - now;
   published_sections_ = p.sections;
+  published_settings_ = p.settings_reports;
   published_traces_ = p.traces.size();
   published_at_ = now;
   std::lock_guard lock(mu_);
+  // When each kind of section last arrived: the UI says how old what it shows is.
+  const int64_t wall = profiles::wall_clock_ms();
+  for (const auto& [name, count] : copy->section_counts) {
+    auto before = snapshot_->section_counts.find(name);
+    if (before == snapshot_->section_counts.end() || before->second != count)
+      section_arrived_ms_[name] = wall;
+  }
+  if (copy->settings_reports != snapshot_->settings_reports) section_arrived_ms_["SETTINGS"] = wall;
   snapshot_ = copy;
   published_threads_ = copy->threads.size();
   check_commands(*copy);
@@ -341,6 +358,10 @@ nlohmann::json Session::info() const {
   }
   nlohmann::json sections = nlohmann::json::object();
   for (const auto& [name, count] : p.section_counts) sections[name] = count;
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [key, value] : p.agent_settings) settings[key] = value;
+  nlohmann::json arrived = nlohmann::json::object();
+  for (const auto& [name, ms] : section_arrived_ms_) arrived[name] = ms;
   return {
       {"id", id_},
       {"name", name_},
@@ -355,6 +376,10 @@ nlohmann::json Session::info() const {
       {"discarded", discarded_},
       {"sections", p.sections},
       {"sectionCounts", std::move(sections)},
+      {"sectionArrivedMs", std::move(arrived)},
+      {"serverNowMs", profiles::wall_clock_ms()},
+      {"settings", std::move(settings)},
+      {"settingsReports", p.settings_reports},
       {"heapDumps", p.heap_dumps},
       {"sitesSampleBytes", p.sites_sample_bytes},
       {"droppedEvents", p.dropped_events},
@@ -403,9 +428,28 @@ nlohmann::json Session::command(const std::string& name, const nlohmann::json& a
     std::lock_guard lock(mu_);
     if (state_ != "connected" && state_ != "error")
       throw std::runtime_error("the JVM's stream has ended");
+    const auto& settings = snapshot_->agent_settings;
+    if (spec->tag == 0x09) {
+      // Not in JDK 8's protocol, where an unknown command ended the VM: sent only to an agent
+      // that announced it.
+      auto offered = settings.find("commands");
+      if (offered == settings.end() || offered->second.find("monitor-dump") == std::string::npos)
+        throw std::runtime_error(
+            "this agent does not offer monitor-dump (HPROF of this project with monitor=y and "
+            "format=a announces it)");
+    }
+    // An agent that reports its settings does so after each CONTROL command: that report is the
+    // answer, and the UI shows the settings from it.
+    if (spec->tag == 0x08 && snapshot_->settings_reports > 0) c.answer = "SETTINGS";
+    if (name == "reset-sites")
+      c.detail =
+          "allocated counts restart from the objects live now; live counts stay (those objects "
+          "are still in the heap)";
     c.serial = next_serial_++;
     c.count_before = answer_count(*snapshot_, c.answer);
   }
+  if (args.contains("auto") && args["auto"] == true && c.detail.empty())
+    c.detail = "the view's automatic refresh";
   if (name == "heap-summary" && !profile()->binary) {
     c.answer.clear();  // format=a has no HEAP SUMMARY record: HPROF writes nothing
     c.detail = "format=a has no heap summary record; HPROF sends nothing back";

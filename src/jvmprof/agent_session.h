@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -49,9 +50,10 @@ class Session {
   nlohmann::json info() const;
 
   // Sends one of HPROF's commands: gc, dump-heap, sites, heap-summary, traces, cpu-samples,
-  // cpu-on, cpu-off, alloc-on, alloc-off, reset-cpu, reset-sites, depth (args.depth), exit
-  // (args.confirm must be true). Returns the command's log entry; throws std::invalid_argument
-  // for an unknown or unconfirmed command, std::runtime_error when nothing can be sent.
+  // cpu-on, cpu-off, alloc-on, alloc-off, reset-cpu, reset-sites, depth (args.depth),
+  // monitor-dump (only to an agent whose SETTINGS offer it), exit (args.confirm must be true).
+  // Returns the command's log entry; throws std::invalid_argument for an unknown or unconfirmed
+  // command, std::runtime_error when nothing can be sent.
   nlohmann::json command(const std::string& name, const nlohmann::json& args);
 
   // The newest heap dump, indexed by the analysis library: a saved binary file itself, or for a
@@ -88,9 +90,11 @@ class Session {
   // Written by the reader only.
   std::unique_ptr<profiles::StreamReader> stream_;
   uint64_t published_sections_ = ~uint64_t{0};
+  uint64_t published_settings_ = 0;
   size_t published_traces_ = 0;
   size_t published_threads_ = 0;
   std::chrono::steady_clock::time_point published_at_;
+  std::chrono::steady_clock::duration last_copy_cost_{};
 
   mutable std::mutex mu_;  // guards everything below; held briefly, never while reading
   std::shared_ptr<const profiles::JavaProfile> snapshot_;
@@ -98,7 +102,8 @@ class Session {
   std::string error_;
   uint64_t bytes_ = 0;
   uint64_t discarded_ = 0;  // bytes read after a parse error (read so the JVM never blocks)
-  mutable std::vector<Command> commands_;  // info() records timeouts it notices
+  mutable std::vector<Command> commands_;              // info() records timeouts it notices
+  std::map<std::string, int64_t> section_arrived_ms_;  // section name -> wall clock ms
   uint64_t next_serial_ = 1;
   std::mutex write_mu_;  // one command on the wire at a time
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "session_registry.h"
+#include "spool_dir.h"
 #include "web_server.h"
 
 namespace jvmprof {
@@ -157,10 +158,14 @@ int run_serve(std::span<char* const> args) {
   // Live format=b streams are spooled here so their heap dumps can be indexed.
   // In $TMPDIR when set (a caller that kills serve outright can then remove what it left).
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string spool_template =
-      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/jvmprof-serve-XXXXXX";
-  const char* spool_dir = ::mkdtemp(spool_template.data());
-  if (spool_dir != nullptr) limits.spool_dir = spool_dir;
+  const std::string spool_parent = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  // A serve killed before it could clean up left its spool behind: removed now.
+  if (const int stale = remove_stale_spool_dirs(spool_parent); stale > 0)
+    std::fprintf(stderr,
+                 "jvmprof serve: removed %d spool director%s left by a jvmprof serve that did "
+                 "not stop cleanly\n",
+                 stale, stale == 1 ? "y" : "ies");
+  limits.spool_dir = make_spool_dir(spool_parent);
   SessionRegistry registry(limits);
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
@@ -217,7 +222,7 @@ int run_serve(std::span<char* const> args) {
   ::close(listen_fd);
   registry.stop_all();
   registry.clear();  // removes the spool files
-  if (spool_dir != nullptr) ::rmdir(spool_dir);
+  remove_spool_dir(limits.spool_dir);
   std::printf("jvmprof serve: stopped\n");
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
 #include <set>
@@ -46,6 +48,82 @@ void json_reply(httplib::Response& res, const nlohmann::json& j, int status = 20
 void error_reply(httplib::Response& res, int status, const std::string& message) {
   json_reply(res, {{"error", message}}, status);
 }
+
+// GET .../heap/classes?filter=TEXT&sort=name|instances|shallow|retained&order=asc|desc
+// &offset=K&limit=L (L <= 1000, default 100; default: by shallow size, as the summary's list;
+// numbers sort biggest first, names A-Z unless order= says otherwise).
+struct HistogramQuery {
+  std::string filter, sort = "shallow";
+  bool descending = true;
+  size_t offset = 0, limit = 100;
+
+  static std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  static bool count(const httplib::Request& req, const char* name, size_t max, size_t& out) {
+    if (!req.has_param(name)) return true;
+    const std::string v = req.get_param_value(name);
+    if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out = std::stoull(v);
+    return out <= max;
+  }
+  bool parse(const httplib::Request& req, std::string& error) {
+    filter = lower(req.get_param_value("filter"));
+    if (req.has_param("sort")) sort = req.get_param_value("sort");
+    if (sort != "name" && sort != "instances" && sort != "shallow" && sort != "retained") {
+      error = "sort= must be name, instances, shallow or retained";
+      return false;
+    }
+    descending = sort != "name";
+    if (req.has_param("order")) {
+      const std::string o = req.get_param_value("order");
+      if (o != "asc" && o != "desc") {
+        error = "order= must be asc or desc";
+        return false;
+      }
+      descending = o == "desc";
+    }
+    if (!count(req, "offset", size_t{1} << 40, offset) || !count(req, "limit", 1000, limit)) {
+      error = "offset= and limit= must be counts (limit at most 1000)";
+      return false;
+    }
+    return true;
+  }
+  nlohmann::json answer(const analysis::HeapDump& h) const {
+    auto all = h.class_histogram();
+    const size_t total = all.size();
+    std::vector<analysis::ClassStats> rows;
+    for (auto& c : all)
+      if (filter.empty() || lower(c.name).find(filter) != std::string::npos)
+        rows.push_back(std::move(c));
+    auto key = [this](const analysis::ClassStats& c) -> uint64_t {
+      return sort == "instances" ? c.instances
+             : sort == "shallow" ? c.shallow_bytes
+                                 : c.retained_bytes;
+    };
+    // Ties in order of name, so pages never overlap.
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](const analysis::ClassStats& a, const analysis::ClassStats& b) {
+                       if (sort != "name" && key(a) != key(b))
+                         return descending ? key(a) > key(b) : key(a) < key(b);
+                       return (sort == "name" && descending) ? b.name < a.name : a.name < b.name;
+                     });
+    nlohmann::json page = nlohmann::json::array();
+    for (size_t i = offset; i < rows.size() && i < offset + limit; ++i)
+      page.push_back({{"name", rows[i].name},
+                      {"instances", rows[i].instances},
+                      {"shallow", rows[i].shallow_bytes},
+                      {"retained", rows[i].retained_bytes}});
+    return {{"total", total},
+            {"matched", rows.size()},
+            {"offset", offset},
+            {"sort", sort},
+            {"order", descending ? "desc" : "asc"},
+            {"classes", std::move(page)}};
+  }
+};
 
 }  // namespace
 
@@ -153,6 +231,15 @@ struct WebServer::Impl {
                                          {"histogram", std::move(classes)}};
                  });
                });
+    // The class histogram, every class reachable: filtered by a substring of the name (any
+    // case), sorted by any column, a page at a time.
+    server.Get(R"(/api/profiles/(\d+)/heap/classes)",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 HistogramQuery q;
+                 std::string error;
+                 if (!q.parse(req, error)) return error_reply(res, 400, error);
+                 with_heap(req, res, [&q](const analysis::HeapDump& h) { return q.answer(h); });
+               });
     server.Get(R"(/api/profiles/(\d+)/heap/dominators)", [=](const httplib::Request& req,
                                                              httplib::Response& res) {
       with_heap(req, res, [](const analysis::HeapDump& h) {
@@ -250,6 +337,22 @@ struct WebServer::Impl {
                                                       httplib::Response& res) {
       auto s = session(req, res);
       if (!s) return;
+      if (req.has_param("measures")) {
+        // Every measure of a view in one tree: the UI switches between them without asking.
+        std::vector<profiles::Measure> measures;
+        const std::string list = req.get_param_value("measures");
+        for (size_t at = 0; at <= list.size();) {
+          const size_t comma = std::min(list.find(',', at), list.size());
+          auto m = profiles::parse_measure(list.substr(at, comma - at));
+          if (!m || measures.size() >= 8) return error_reply(res, 400, "unknown measure");
+          measures.push_back(*m);
+          at = comma + 1;
+        }
+        auto p = s->profile();
+        return res.set_content(
+            profiles::flame_json(*p, measures, req.get_param_value("threads") == "1"),
+            "application/json");
+      }
       auto m = profiles::parse_measure(req.get_param_value("measure"));
       if (!m) return error_reply(res, 400, "unknown measure");
       auto p = s->profile();

@@ -43,7 +43,7 @@ class ProfileVisitor : public hprof::Visitor {
     string_bytes_ += r.text.size();
     if (string_bytes_ > kStringBudget)
       throw ProfileError(source_ + ": more than 256 MiB of UTF8 names");
-    if (drops_note(r)) return;
+    if (drops_note(r) || settings_note(r)) return;
     strings_[r.id] = std::string(r.text);
   }
   // HPROF's DROPPED note under net= (format=b): a UTF8 record with the name id whose bits are all
@@ -57,6 +57,14 @@ class ProfileVisitor : public hprof::Visitor {
     p_.dropped_events = events;
     p_.dropped_bytes = bytes;
     return true;
+  }
+  // The SETTINGS note (format=b): the name id one below the DROPPED note's, the text format=a's
+  // SETTINGS line.
+  bool settings_note(const hprof::Utf8& r) {
+    if (r.id != ~uint64_t{1} && r.id != 0xFFFFFFFEu) return false;
+    std::string_view text(r.text);
+    if (!text.starts_with("SETTINGS: ")) return false;
+    return parse_agent_settings(text.substr(10), p_);
   }
   void on_load_class(const hprof::LoadClass& r) override {
     class_names_[r.class_serial] = name(r.name_id);

@@ -74,6 +74,10 @@ std::string to_pprof(const JavaProfile& p, const std::vector<Measure>& measures)
     vt->set_type(strings.index(type));
     vt->set_unit(strings.index(unit));
   }
+  // pprof opens on the default sample type, and without one on the last; the measures come CPU
+  // first, so the first (CPU when the profile has it) is named the default.
+  if (!measures.empty())
+    out.set_default_sample_type(strings.index(pprof_type(measures.front()).first));
   // One sample per distinct (thread, stack), a value per measure.
   std::map<std::pair<uint32_t, std::vector<std::string>>, std::vector<int64_t>> samples;
   for (size_t i = 0; i < measures.size(); ++i) {

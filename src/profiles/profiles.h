@@ -87,12 +87,21 @@ struct JavaProfile {
   // net=: what the agent dropped while the front end was not reading, as of its last
   // DROPPED line (format=a) or note record (format=b), running totals.
   uint64_t dropped_events = 0, dropped_bytes = 0;
+  // net=: the agent's settings as it last reported them (a SETTINGS line, format=a, or note
+  // record, format=b: at start and after each CONTROL command), key to value ("depth" -> "16");
+  // empty when the agent sends none (JDK 8's HPROF, a file).
+  std::map<std::string, std::string> agent_settings;
+  uint64_t settings_reports = 0;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
 
   const Trace* trace(uint32_t serial) const;
   std::string thread_name(uint32_t serial) const;  // "" if unknown
 };
+
+// Takes a SETTINGS report's text after "SETTINGS: " (space-separated key=value words) into
+// p.agent_settings; false if it is not such a list (at most 64 words of at most 1 KiB).
+bool parse_agent_settings(std::string_view text, JavaProfile& p);
 
 // Malformed input; the message is one line and names the source and where.
 class ProfileError : public std::runtime_error {
@@ -217,6 +226,10 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
 // {"measure","unit","total","root":{"n","v","c":[...]}}; children sorted by name.
 std::string flame_json(const JavaProfile& p, Measure m, bool thread_root = false,
                        size_t cut_depth = 0);
+// Several measures in one tree, so that a viewer switches between them without asking again:
+// {"measures":[...],"units":[...],"totals":[...],"root":{"n","v":[one per measure],"c":[...]}}.
+std::string flame_json(const JavaProfile& p, const std::vector<Measure>& measures,
+                       bool thread_root = false);
 // ---- Differential exports: a base ("before") and a target ("after") profile, one measure ----
 
 // FlameGraph's two-column folded format (what its difffolded.pl writes and flamegraph.pl reads):

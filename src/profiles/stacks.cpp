@@ -276,6 +276,52 @@ std::string flame_json(const JavaProfile& p, Measure m, bool thread_root, size_t
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+struct MultiNode {
+  std::vector<uint64_t> values;
+  std::map<std::string, MultiNode> children;
+};
+
+nlohmann::json multi_node_json(const std::string& name, const MultiNode& n) {
+  nlohmann::json j = {{"n", name}, {"v", n.values}};
+  if (!n.children.empty()) {
+    nlohmann::json c = nlohmann::json::array();
+    for (const auto& [child_name, child] : n.children)
+      c.push_back(multi_node_json(child_name, child));
+    j["c"] = std::move(c);
+  }
+  return j;
+}
+}  // namespace
+
+std::string flame_json(const JavaProfile& p, const std::vector<Measure>& measures,
+                       bool thread_root) {
+  const size_t k = measures.size();
+  MultiNode root;
+  root.values.assign(k, 0);
+  for (size_t i = 0; i < k; ++i) {
+    for (const Stack& s : stacks(p, measures[i], thread_root)) {
+      root.values[i] += s.weight;
+      MultiNode* n = &root;
+      for (const std::string& f : s.frames) {
+        n = &n->children[f];
+        if (n->values.empty()) n->values.assign(k, 0);
+        n->values[i] += s.weight;
+      }
+    }
+  }
+  nlohmann::json names = nlohmann::json::array(), units = nlohmann::json::array();
+  for (Measure m : measures) {
+    names.push_back(measure_name(m));
+    units.push_back(measure_unit(m));
+  }
+  nlohmann::json j = {{"measures", std::move(names)},
+                      {"units", std::move(units)},
+                      {"totals", root.values},
+                      {"root", multi_node_json("all", root)}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -189,6 +189,8 @@ void TextProfileParser::top_level(std::string_view l) {
     if (!number(e, events) || !number(b, bytes)) fail("bad DROPPED line");
     profile_.dropped_events = events;
     profile_.dropped_bytes = bytes;
+  } else if (starts_with(l, "SETTINGS: ")) {
+    if (!parse_agent_settings(l.substr(10), profile_)) fail("bad SETTINGS line");
   } else if (starts_with(l, "THREAD END")) {
     uint32_t serial = 0;
     if (!number_after(l, "id = ", serial)) fail("THREAD END without an id");
@@ -299,6 +301,21 @@ void TextProfileParser::end_trace() {
   profile_.traces[trace_.serial] = std::move(trace_);
   trace_ = {};
   section_ = Section::kNone;
+}
+
+bool parse_agent_settings(std::string_view text, JavaProfile& p) {
+  std::map<std::string, std::string> settings;
+  while (!text.empty()) {
+    const std::string_view word = token(text);
+    if (word.empty()) break;
+    const size_t eq = word.find('=');
+    if (eq == 0 || eq == std::string_view::npos || word.size() > 1024 || settings.size() >= 64)
+      return false;
+    settings[std::string(word.substr(0, eq))] = std::string(word.substr(eq + 1));
+  }
+  p.agent_settings = std::move(settings);
+  ++p.settings_reports;
+  return true;
 }
 
 }  // namespace profiles

@@ -178,6 +178,12 @@ class ProfileParser {
       return i + 1;
     }
     if (StartsWith(l, "TRACE ")) return TraceRecord(i);
+    // net= only: the agent's settings after each front-end command (docs/hprof-text-format.md).
+    if (StartsWith(l, "SETTINGS: ")) {
+      static const std::regex settings(R"(SETTINGS:( [a-z_]+=[^ =]*)+)");
+      if (!std::regex_match(l, m, settings)) bad_line(i, "SETTINGS line");
+      return i + 1;
+    }
     if (StartsWith(l, "WAIT: ") || StartsWith(l, "WAITED: ") || StartsWith(l, "SLEEP: ") ||
         StartsWith(l, "EXIT: ")) {
       WaitLine(i);

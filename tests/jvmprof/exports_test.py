@@ -124,6 +124,13 @@ def check_exports(a, work, prof, fmt):
                   env=dict(os.environ, HOME=work, GOCACHE=os.path.join(work, "gocache"),
                            GOFLAGS="-mod=mod", GOTOOLCHAIN="local")).stdout.decode()
         flat_lines = [l for l in top.splitlines() if "hproftest.CpuHog.burn" in l]
+        # Without -sample_index pprof opens on the default sample type: CPU, the first one.
+        plain = run([go, "tool", "pprof", "-top", pb],
+                    env=dict(os.environ, HOME=work, GOCACHE=os.path.join(work, "gocache"),
+                             GOFLAGS="-mod=mod", GOTOOLCHAIN="local")).stdout.decode()
+        plain_burn = [l for l in plain.splitlines() if "hproftest.CpuHog.burn" in l]
+        check("Type: samples" in plain and plain_burn and plain_burn[0].split()[0] == str(rows[hot]),
+              tag + ": go tool pprof -top without -sample_index opens on CPU samples\n" + plain[:800])
         check(bool(flat_lines), tag + ": go tool pprof -top lists burn()\n" + top[:800])
         if flat_lines:
             check(flat_lines[0].split()[0] == str(rows[hot]),

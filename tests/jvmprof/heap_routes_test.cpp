@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -220,6 +221,78 @@ TEST_F(HeapRoutes, DiffOfTwoLoadedDumps) {
   EXPECT_EQ(cell["instancesBefore"], 3);
   EXPECT_EQ(cell["instancesAfter"], 5);
   EXPECT_EQ(cell["shallowAfter"].get<int>() - cell["shallowBefore"].get<int>(), 2 * 24);
+}
+
+// Every class is reachable: filtered by part of its name in any case, sorted by any column both
+// ways, a page at a time.
+TEST_F(HeapRoutes, ClassHistogramFilteredSortedAndPaged) {
+  auto [status, all] = get("/api/profiles/2/heap/classes?sort=instances");
+  ASSERT_EQ(status, 200) << all.dump();
+  ASSERT_GE(all["total"].get<int>(), 2);
+  EXPECT_EQ(all["matched"], all["total"]);
+  ASSERT_EQ(all["classes"].size(), all["total"].get<size_t>());
+  EXPECT_EQ(all["classes"][0]["name"], "Cell");  // 5 instances, the most
+  EXPECT_EQ(all["classes"][0]["instances"], 5);
+  for (size_t i = 1; i < all["classes"].size(); ++i)
+    EXPECT_GE(all["classes"][i - 1]["instances"].get<int>(),
+              all["classes"][i]["instances"].get<int>());
+
+  auto [s2, up] = get("/api/profiles/2/heap/classes?sort=instances&order=asc");
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(up["classes"].back()["name"], "Cell");
+  EXPECT_EQ(up["order"], "asc");
+
+  auto [s3, filtered] = get("/api/profiles/2/heap/classes?filter=cE");
+  ASSERT_EQ(s3, 200);
+  EXPECT_EQ(filtered["matched"], 1);
+  EXPECT_EQ(filtered["total"], all["total"]);
+  ASSERT_EQ(filtered["classes"].size(), 1u);
+  EXPECT_EQ(filtered["classes"][0]["name"], "Cell");
+
+  // Pages: one class each, together the whole list in the same order, without overlap.
+  std::vector<std::string> names;
+  for (int offset = 0; offset < all["total"].get<int>(); ++offset) {
+    auto [s4, page] =
+        get("/api/profiles/2/heap/classes?sort=name&limit=1&offset=" + std::to_string(offset));
+    ASSERT_EQ(s4, 200);
+    ASSERT_EQ(page["classes"].size(), 1u);
+    names.push_back(page["classes"][0]["name"]);
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+  auto [s5, by_name_desc] = get("/api/profiles/2/heap/classes?sort=name&order=desc");
+  ASSERT_EQ(s5, 200);
+  EXPECT_EQ(by_name_desc["classes"][0]["name"], names.back());
+
+  EXPECT_EQ(get("/api/profiles/2/heap/classes?sort=size").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/classes?limit=1001").first, 400);
+  EXPECT_EQ(get("/api/profiles/2/heap/classes?offset=-1").first, 400);
+}
+
+// A live format=a stream's event lines (a Java thread's SLEEP under monitor=y, a thread starting,
+// the agent's SETTINGS) fall between the dump's lines, even between a record and its values: the
+// dump still opens, with every object and reference.
+TEST_F(HeapRoutes, StreamEventLinesInsideATextDumpAreSkipped) {
+  std::string dump = heap_dump(3);
+  const std::string events =
+      "SLEEP: timeout=3, thread 200011\nTHREAD START (obj=50, id = 200012, name=\"w\", "
+      "group=\"main\")\nSETTINGS: serial=0 depth=4\n";
+  for (const std::string at : {"OBJ 1008", "\tnext\t\t1010", "CLS 30"}) {
+    const size_t where = dump.find(at);
+    ASSERT_NE(where, std::string::npos) << at;
+    dump.insert(where, events);
+  }
+  add_file("events.txt", std::string(kHeader) + dump);  // profile 3
+  auto [status, summary] = get("/api/profiles/3/heap/summary");
+  ASSERT_EQ(status, 200) << summary.dump();
+  auto [cs, cells] = get("/api/profiles/3/heap/classes?filter=cell");
+  ASSERT_EQ(cs, 200);
+  ASSERT_EQ(cells["classes"].size(), 1u);
+  EXPECT_EQ(cells["classes"][0]["instances"], 3);
+  auto [os, second] = get("/api/profiles/3/heap/object?id=0x1008");
+  ASSERT_EQ(os, 200) << second.dump();
+  ASSERT_EQ(second["fields"].size(), 1u);
+  EXPECT_EQ(second["fields"][0]["ref"], "0x1010") << "the value line after the events was kept";
 }
 
 TEST_F(HeapRoutes, BadRequestsAreRefusedWithOneMessage) {

@@ -138,11 +138,32 @@ void SessionJvmTest::ControlProtocol(bool binary) {
   EXPECT_TRUE(chars) << "no site with the 3000 live char[] Blocker keeps";
   const uint64_t total_before = p->cpu_samples->total;
 
-  for (const char* name : {"gc", "traces", "cpu-off", "cpu-on", "alloc-off", "alloc-on"})
+  for (const char* name : {"gc", "traces"})
     EXPECT_EQ(session.command(name, {})["state"], "sent") << name;
-  EXPECT_EQ(session.command("depth", {{"depth", 4}})["state"], "sent");
+  // Each CONTROL command is answered by the agent's SETTINGS report: what the agent now uses.
+  auto setting = [&](const std::string& key) {
+    const auto& s = session.profile()->agent_settings;
+    return s.count(key) ? s.at(key) : "(" + key + " not reported)";
+  };
+  EXPECT_EQ(setting("depth"), "8") << "the report at start";
+  EXPECT_EQ(setting("format"), binary ? "b" : "a");
+  EXPECT_EQ(setting("commands"), "none") << "monitor-dump needs monitor=y";
+  EXPECT_THROW(session.command("monitor-dump", {}), std::runtime_error);
+  const std::map<std::string, std::pair<std::string, std::string>> controls = {
+      {"cpu-off", {"sampling", "off"}},
+      {"cpu-on", {"sampling", "on"}},
+      {"alloc-off", {"tracking", "off"}},
+      {"alloc-on", {"tracking", "on"}}};
+  for (const char* name : {"cpu-off", "cpu-on", "alloc-off", "alloc-on"}) {
+    EXPECT_EQ(answered(name), "answered") << name;
+    EXPECT_EQ(setting(controls.at(name).first), controls.at(name).second) << name;
+  }
+  const uint64_t depth_serial = session.command("depth", {{"depth", 4}})["serial"];
+  EXPECT_TRUE(Eventually(jvm, [&] { return CommandState(session, depth_serial) == "answered"; }));
+  EXPECT_EQ(setting("depth"), "4");
+  EXPECT_EQ(setting("serial"), std::to_string(depth_serial)) << "the report names its command";
   // reset-cpu clears the CPU costs: the next report counts fewer samples than the one before.
-  EXPECT_EQ(session.command("reset-cpu", {})["state"], "sent");
+  EXPECT_EQ(answered("reset-cpu"), "answered");
   EXPECT_EQ(answered("cpu-samples"), "answered");
   if (total_before > 0) {
     EXPECT_LT(session.profile()->cpu_samples->total, total_before) << "reset-cpu had no effect";
@@ -165,6 +186,33 @@ TEST_P(SessionJvmTest, ControlProtocolText) {
 }
 TEST_P(SessionJvmTest, ControlProtocolBinary) {
   ControlProtocol(true);
+}
+
+// monitor=y (format=a): the agent offers monitor-dump, which brings MONITOR TIME and MONITOR
+// DUMP without SIGQUIT, as often as asked.
+TEST_P(SessionJvmTest, MonitorDumpOnDemand) {
+  Listener listener;
+  JavaProcess jvm(
+      jdk(),
+      Command("monitor=y,net=127.0.0.1:" + std::to_string(listener.port()), "hproftest.Blocker"),
+      dir().path());
+  const int fd = listener.accept_one(jvm);
+  ASSERT_GE(fd, 0) << jvm.wait().describe();
+  jvmprof::Session session(1, "jvm", fd, true, 0, {});
+  session.start();
+  ASSERT_TRUE(jvm.wait_for_stdout("READY")) << jvm.wait().describe();
+  ASSERT_TRUE(Eventually(jvm, [&] { return session.profile()->settings_reports > 0; }));
+  EXPECT_EQ(session.profile()->agent_settings.at("commands"), "monitor-dump");
+  for (uint64_t round = 1; round <= 2; ++round) {
+    const uint64_t serial = session.command("monitor-dump", {})["serial"];
+    ASSERT_TRUE(Eventually(jvm, [&] { return CommandState(session, serial) == "answered"; }))
+        << session.info().dump();
+    const auto p = session.profile();
+    EXPECT_EQ(p->section_counts.at("MONITOR DUMP"), round);
+    EXPECT_EQ(p->section_counts.at("MONITOR TIME"), round);
+    EXPECT_NE(p->monitor_dump.find("MONITOR DUMP BEGIN"), std::string::npos);
+  }
+  EXPECT_TRUE(jvm.running()) << jvm.wait().describe();
 }
 
 // A JVM killed outright mid-run: the session ends and keeps everything it had received.

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +15,7 @@
 
 #include "agent_session.h"
 #include "hprof_format.h"
+#include "spool_dir.h"
 
 namespace {
 
@@ -131,6 +134,8 @@ TEST_F(SessionTest, BinaryStreamFromTheFormatsWriter) {
     w.utf8(1, "app.Hot");
     w.utf8(2, "spin");
     w.utf8(3, "()V");
+    // The agent's SETTINGS note (name id one below the DROPPED note's: 0xFFFFFFFE with 4-byte ids).
+    w.utf8(0xFFFFFFFEu, "SETTINGS: serial=0 depth=7 cpu=samples format=b commands=none");
     w.load_class({1, 100, 0, 1, 0});
     w.stack_frame({7, 2, 3, 0, 1, 12, 0});
     w.stack_trace({300001, 0, {7}, 0});
@@ -147,6 +152,9 @@ TEST_F(SessionTest, BinaryStreamFromTheFormatsWriter) {
   EXPECT_EQ(profiles::to_collapsed(
                 profiles::stacks(*session_->profile(), profiles::Measure::kCpuSamples)),
             "app.Hot.spin 9\n");
+  EXPECT_EQ(session_->info()["settingsReports"], 1);
+  EXPECT_EQ(session_->info()["settings"]["depth"], "7");
+  EXPECT_EQ(session_->info()["settings"]["format"], "b");
 }
 
 // After corrupt input the session stops parsing but keeps reading, so the agent never blocks:
@@ -214,6 +222,51 @@ TEST_F(SessionTest, CommandsAreHprofProtocolFrames) {
   }
 }
 
+// The agent's SETTINGS report (format=a line) after each CONTROL command is the command's answer,
+// and the settings the UI shows are the agent's, from that report. monitor-dump (not in JDK 8's
+// protocol) goes only to an agent that offers it.
+TEST_F(SessionTest, AgentSettingsAnswerControlCommands) {
+  Start();
+  Send(kHeader);
+  // An agent that reports nothing (JDK 8's): control commands are just "sent", no monitor-dump.
+  EXPECT_EQ(session_->command("depth", {{"depth", 6}})["state"], "sent");
+  EXPECT_EQ(Received(Frame(0x08, 1, std::string("\0\7\0\6", 4)).size()),
+            Frame(0x08, 1, std::string("\0\7\0\6", 4)));
+  EXPECT_THROW(session_->command("monitor-dump", {}), std::runtime_error);
+  EXPECT_EQ(session_->info()["settingsReports"], 0);
+
+  Send(
+      "SETTINGS: serial=0 depth=4 cpu=samples sampling=on heap=sites monitor=y thread=n "
+      "format=a commands=monitor-dump\n");
+  ASSERT_TRUE(Eventually([&] { return session_->info()["settingsReports"] == 1; }));
+  auto info = session_->info();
+  EXPECT_EQ(info["settings"]["depth"], "4");
+  EXPECT_EQ(info["settings"]["thread"], "n");
+  EXPECT_TRUE(info["sectionArrivedMs"].contains("SETTINGS"));
+
+  auto sent = session_->command("depth", {{"depth", 16}});
+  EXPECT_EQ(sent["state"], "waiting");
+  EXPECT_EQ(sent["answer"], "SETTINGS");
+  EXPECT_EQ(Received(Frame(0x08, 2, std::string("\0\7\0\20", 4)).size()),
+            Frame(0x08, 2, std::string("\0\7\0\20", 4)));
+  Send(
+      "SETTINGS: serial=2 depth=16 cpu=samples sampling=on heap=sites monitor=y thread=n "
+      "format=a commands=monitor-dump\n");
+  ASSERT_TRUE(Eventually([&] { return session_->info()["commands"][1]["state"] == "answered"; }))
+      << session_->info().dump();
+  EXPECT_EQ(session_->info()["settings"]["depth"], "16");
+  EXPECT_EQ(session_->info()["settings"]["serial"], "2");
+
+  // Offered now: tag 0x09, no body, answered by a MONITOR DUMP.
+  auto dump = session_->command("monitor-dump", {{"auto", true}});
+  EXPECT_EQ(dump["state"], "waiting");
+  EXPECT_EQ(dump["detail"], "the view's automatic refresh");
+  EXPECT_EQ(Received(9), Frame(0x09, 3, ""));
+  Send("MONITOR DUMP BEGIN\nMONITOR DUMP END\n");
+  ASSERT_TRUE(Eventually([&] { return session_->info()["commands"][2]["state"] == "answered"; }));
+  EXPECT_TRUE(session_->info()["sectionArrivedMs"].contains("MONITOR DUMP"));
+}
+
 TEST_F(SessionTest, DangerousOrMalformedCommandsAreRefused) {
   Start();
   Send(kHeader);
@@ -260,6 +313,53 @@ TEST_F(SessionTest, SavedFileIsReadWithProgress) {
   EXPECT_EQ(file.info()["error"], "");
   EXPECT_TRUE(file.profile()->cpu_samples.has_value());
   EXPECT_THROW(file.command("gc", {}), std::runtime_error);
+}
+
+// A serve killed before it removed its spool (SIGKILL: no destructor runs) leaves the directory
+// behind; the next serve's start removes it, but never a running serve's directory.
+TEST(SpoolDir, StaleSpoolOfAKilledServeIsRemovedAtNextStart) {
+  char parent_template[] = "/tmp/jvmprof-spooltest-XXXXXX";
+  ASSERT_NE(::mkdtemp(parent_template), nullptr);
+  const std::string parent = parent_template;
+  const std::string mine = jvmprof::make_spool_dir(parent);
+  ASSERT_FALSE(mine.empty());
+  // A child that makes its spool, writes a stream into it and dies without cleaning up.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string dir = jvmprof::make_spool_dir(parent);
+    const int fd = ::open((dir + "/profile-1.hprof").c_str(), O_WRONLY | O_CREAT, 0600);
+    const bool ok = !dir.empty() && fd >= 0 && ::write(fd, kHeader, sizeof kHeader - 1) > 0 &&
+                    ::write(pipe_fds[1], dir.data(), dir.size()) > 0;
+    ::_exit(ok ? 0 : 1);  // killed, as far as its spool knows
+  }
+  ::close(pipe_fds[1]);
+  char buf[256] = {};
+  const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf - 1);
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_GT(n, 0);
+  const std::string stale(buf, static_cast<size_t>(n));
+  struct stat st {};
+  ASSERT_EQ(::stat((stale + "/profile-1.hprof").c_str(), &st), 0) << "the stream was left";
+  // An older serve's directory (no owner.pid) is not ours to judge.
+  const std::string unowned = parent + "/jvmprof-serve-older";
+  ASSERT_EQ(::mkdir(unowned.c_str(), 0700), 0);
+
+  EXPECT_EQ(jvmprof::remove_stale_spool_dirs(parent), 1);
+  EXPECT_NE(::stat(stale.c_str(), &st), 0) << stale << " is still there";
+  EXPECT_EQ(::stat(mine.c_str(), &st), 0) << "a running serve's spool was removed";
+  EXPECT_EQ(::stat(unowned.c_str(), &st), 0);
+  EXPECT_EQ(jvmprof::remove_stale_spool_dirs(parent), 0);
+
+  jvmprof::remove_spool_dir(mine);
+  EXPECT_NE(::stat(mine.c_str(), &st), 0);
+  ::rmdir(unowned.c_str());
+  EXPECT_EQ(::rmdir(parent.c_str()), 0);
 }
 
 }  // namespace
