@@ -34,6 +34,8 @@ class BinaryReport {
  public:
   // The name id of the DROPPED note: all bits set, never given to a name (ids count up from 1).
   static constexpr uint64_t kDropsNoteId = ~uint64_t{0};
+  // The name id of the CPU SAMPLER note (cpu_sampler_note), the next reserved one.
+  static constexpr uint64_t kSamplerNoteId = ~uint64_t{0} - 1;
   // Deferred droppable events beyond this many bytes are dropped (and counted) instead.
   static constexpr size_t kDeferredLimit = size_t{1} << 20;
 
@@ -54,6 +56,10 @@ class BinaryReport {
                    const SiteCounts& totals, double cutoff, bool by_allocated);
   void heap_summary(const SiteCounts& totals);
   void cpu_samples(const std::vector<Cost>& costs, uint64_t total);
+  // The CPU-time sampler's counters beside CPU SAMPLES, as a UTF8 record with the reserved name
+  // id kSamplerNoteId: "CPU SAMPLER: signals=S taken=T recovered=R unattributable=U lost=L"
+  // (docs/hprof-binary-format.md).
+  void cpu_sampler_note(const std::string& text);
   // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
   // arrive: begin, heap_dump_classes (before the records that name those classes as an
   // instance's class), heap_dump_records (whole records, in order; false once output failed),

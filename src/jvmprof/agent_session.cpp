@@ -358,6 +358,7 @@ nlohmann::json Session::info() const {
       {"heapDumps", p.heap_dumps},
       {"droppedEvents", p.dropped_events},
       {"droppedBytes", p.dropped_bytes},
+      {"cpuSampler", p.cpu_sampler},
       {"traces", p.traces.size()},
       {"threads", p.threads.size()},
       {"measures", std::move(measures)},

@@ -43,7 +43,7 @@ class ProfileVisitor : public hprof::Visitor {
     string_bytes_ += r.text.size();
     if (string_bytes_ > kStringBudget)
       throw ProfileError(source_ + ": more than 256 MiB of UTF8 names");
-    if (drops_note(r)) return;
+    if (drops_note(r) || sampler_note(r)) return;
     strings_[r.id] = std::string(r.text);
   }
   // HPROF's DROPPED note under net= (format=b): a UTF8 record with the name id whose bits are all
@@ -56,6 +56,24 @@ class ProfileVisitor : public hprof::Visitor {
       return false;
     p_.dropped_events = events;
     p_.dropped_bytes = bytes;
+    return true;
+  }
+  // HPROF's CPU SAMPLER note (docs/hprof-binary-format.md): the CPU-time sampler's counters.
+  bool sampler_note(const hprof::Utf8& r) {
+    if (r.id != hprof::kSamplerNoteId) return false;
+    unsigned long long v[5] = {};
+    const std::string text(r.text);
+    if (std::sscanf(text.c_str(),
+                    "CPU SAMPLER: signals=%llu taken=%llu recovered=%llu unattributable=%llu "
+                    "lost=%llu",
+                    &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
+      return false;
+    }
+    p_.cpu_sampler = {{"signals", v[0]},
+                      {"taken", v[1]},
+                      {"recovered", v[2]},
+                      {"unattributable", v[3]},
+                      {"lost", v[4]}};
     return true;
   }
   void on_load_class(const hprof::LoadClass& r) override {

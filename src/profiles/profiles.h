@@ -85,6 +85,10 @@ struct JavaProfile {
   // net=: what the agent dropped while the front end was not reading, as of its last
   // DROPPED line (format=a) or note record (format=b), running totals.
   uint64_t dropped_events = 0, dropped_bytes = 0;
+  // cpu=samples with HPROF's CPU-time sampler: its counters as of the last CPU SAMPLES section
+  // ("signals", "taken", "recovered", "unattributable", "lost"), from the BEGIN line (format=a)
+  // or the CPU SAMPLER note (format=b); empty otherwise.
+  std::map<std::string, uint64_t> cpu_sampler;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
 
