@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hotspot_vm_structs.h"
 #include "jvmti_access.h"
 
 namespace jvmpi::code_ranges {
@@ -95,6 +96,9 @@ std::atomic<RangeTable*> g_compiled{nullptr};
 std::atomic<uintptr_t> g_low{UINTPTR_MAX};
 std::atomic<uintptr_t> g_high{0};
 std::atomic<bool> g_recording{false};
+// HotSpot's code cache: a PC there in no reported stub is compiled Java code.
+std::atomic<uintptr_t> g_cache_low{0};
+std::atomic<uintptr_t> g_cache_high{0};
 
 void widen(uintptr_t start, uintptr_t end) {
   if (start < g_low.load(std::memory_order_relaxed)) g_low.store(start);
@@ -119,8 +123,13 @@ Lookup find(uintptr_t pc) {
       t != nullptr && t->find(pc, &out)) {
     return out;
   }
-  if (const RangeTable* t = g_generated.load(std::memory_order_acquire); t != nullptr) {
-    t->find(pc, &out);
+  if (const RangeTable* t = g_generated.load(std::memory_order_acquire);
+      t != nullptr && t->find(pc, &out)) {
+    return out;
+  }
+  if (pc >= g_cache_low.load(std::memory_order_relaxed) &&
+      pc < g_cache_high.load(std::memory_order_relaxed)) {
+    out.kind = Kind::kCompiled;  // method unknown unless CompiledMethodLoad reported it
   }
   return out;
 }
@@ -131,20 +140,27 @@ void start_recording() {
     if (g_recording.load()) return;
     if (g_generated.load() == nullptr) g_generated.store(new RangeTable(16384));
     if (g_compiled.load() == nullptr) g_compiled.store(new RangeTable(65536));
+    // HotSpot's code cache: fixed once the VM is up.
+    uintptr_t low_at = 0, high_at = 0, low = 0, high = 0;
+    if (hotspot_vm_structs::static_address("CodeCache", "_low_bound", &low_at) &&
+        hotspot_vm_structs::static_address("CodeCache", "_high_bound", &high_at)) {
+      low = *reinterpret_cast<const uintptr_t*>(low_at);
+      high = *reinterpret_cast<const uintptr_t*>(high_at);
+    }
+    if (low != 0 && high > low) {
+      g_cache_low.store(low);
+      g_cache_high.store(high);
+      widen(low, high);
+    }
     g_recording.store(true);
   }
-  // Outside the lock: the replayed events come on this thread, through the callbacks below.
-  for (jvmtiEvent e : {JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_COMPILED_METHOD_LOAD,
-                       JVMTI_EVENT_COMPILED_METHOD_UNLOAD}) {
-    jvmti_ok(jvmti()->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr),
-             "SetEventNotificationMode(code events)");
-  }
+  // Not CompiledMethodLoad: enabled, it makes the JIT record debug information at every
+  // instruction, which moves samples between inlined frames. Its ranges are recorded only when the
+  // agent enabled it anyway. Outside the lock: the replayed events come on this thread.
+  jvmti_ok(
+      jvmti()->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_DYNAMIC_CODE_GENERATED, nullptr),
+      "SetEventNotificationMode(DynamicCodeGenerated)");
   jvmti()->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
-  jvmti()->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD);
-}
-
-bool wants_compiled_method_events() {
-  return g_recording.load(std::memory_order_relaxed);
 }
 
 void JNICALL on_dynamic_code_generated(jvmtiEnv*, const char* name, const void* address,

@@ -17,6 +17,7 @@
 
 #include "code_ranges.h"
 #include "cpu_timers.h"
+#include "frame_anchor.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
 #include "log.h"
@@ -259,6 +260,11 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
   // Where the stubs and compiled methods lie, for the samples the walker cannot take there.
   code_ranges::start_recording();
   stub_recovery::note_current_thread_stack();  // the thread that starts it had no ThreadStart
+  if (!frame_anchor::init(jni)) {
+    log_warning(
+        "this VM does not describe its frame anchors; samples in VM code called from "
+        "stubs stay unattributable");
+  }
   g_depth.store(std::min(max_depth, static_cast<jint>(SampleRing::kMaxDepth)));
   g_interval_ns.store(interval_ns);
   // Active first, then the sweep: a thread starting meanwhile either is in the sweep or sees

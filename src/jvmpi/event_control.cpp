@@ -8,7 +8,6 @@
 
 #include "allocation_events.h"
 #include "class_events.h"
-#include "code_ranges.h"
 #include "data_requests.h"
 #include "event_gate.h"
 #include "heap_dump.h"
@@ -101,11 +100,6 @@ std::map<jvmtiEvent, bool> g_applied;
 
 bool jvmti_event_needed(jvmtiEvent event) {
   if (event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC && allocation_events::sampling_on()) return true;
-  // The CPU sampler's code ranges (code_ranges.h) follow compiled methods whatever the agent wants.
-  if ((event == JVMTI_EVENT_COMPILED_METHOD_LOAD || event == JVMTI_EVENT_COMPILED_METHOD_UNLOAD) &&
-      code_ranges::wants_compiled_method_events()) {
-    return true;
-  }
   for (jint type = 1; type <= JVMPI_MAX_EVENT_TYPE_VAL; ++type) {
     if (!gate::is_enabled(type)) continue;
     for (jvmtiEvent e : info_of(type).needs) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "code_ranges.h"
+#include "frame_anchor.h"
 
 namespace jvmpi::stub_recovery {
 namespace {
@@ -16,12 +17,14 @@ namespace {
 thread_local uintptr_t t_stack_lo = 0;
 thread_local uintptr_t t_stack_hi = 0;
 
-// AsyncGetCallTrace's codes for a walk that failed in Java code.
+// AsyncGetCallTrace's codes: a thread in the VM or native code whose anchor was not walkable, and
+// walks that failed in Java code.
+constexpr jint kUnknownNotJava = -3;
 constexpr jint kUnknownJava = -5;
 constexpr jint kNotWalkableJava = -6;
 // A stub pushes at most a few registers before it calls nothing and computes: words above sp to
 // probe for a return address after [sp] and the rbp chain.
-constexpr int kProbeWords = 8;
+constexpr int kProbeWords = 32;
 
 #if defined(__x86_64__)
 
@@ -94,8 +97,15 @@ void note_current_thread_stack() {
 jint recover(AsyncGetCallTrace agct, JVMPI_CallTrace* trace, jint depth, void* ucontext,
              jint failure) {
 #if defined(__x86_64__)
-  if (failure != kUnknownJava && failure != kNotWalkableJava) return 0;
   if (ucontext == nullptr || depth <= 0 || t_stack_hi == 0) return 0;
+  if (failure == kUnknownNotJava) {
+    // In the VM, called from a stub or compiled code that left the anchor's PC for later.
+    if (!frame_anchor::make_walkable(trace->env_id, read_stack_word)) return 0;
+    JVMPI_CallTrace again{trace->env_id, 0, trace->frames};
+    agct(&again, depth, ucontext);
+    return again.num_frames > 0 ? again.num_frames : 0;
+  }
+  if (failure != kUnknownJava && failure != kNotWalkableJava) return 0;
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
   const Regs at{static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]),
                 static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]),

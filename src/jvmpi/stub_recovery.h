@@ -11,8 +11,11 @@
 //     instruction), then [rbp+8] with the rbp chain (a stub that set up rbp), then the next few
 //     words above sp (a stub that pushed registers first); each time AsyncGetCallTrace walks again
 //     from the caller, so the sample lands on the Java method that called the stub.
-//   - in a compiled method the walker could not use: that method as the top frame, then its caller
-//     as above when the return address is still at [sp].
+//   - in a compiled method the walker could not use, when the agent's CompiledMethodLoad events
+//     named it: that method as the top frame, then its caller when the return address is still
+//     at [sp]. A PC in the code cache outside every reported stub and named method is treated as
+//     a stub (the candidates above): HotSpot generates some stubs it reports to no agent, and a
+//     compiled method's prologue is the other case, where the sample lands one frame up.
 // x86-64 only; elsewhere nothing is recovered (and the samples are counted as unattributable).
 #pragma once
 
