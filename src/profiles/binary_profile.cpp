@@ -60,7 +60,7 @@ class ProfileVisitor : public hprof::Visitor {
   }
   // HPROF's CPU SAMPLER note (docs/hprof-binary-format.md): the CPU-time sampler's counters.
   bool sampler_note(const hprof::Utf8& r) {
-    if (r.id != hprof::kSamplerNoteId) return false;
+    if (r.id != hprof::kSamplerNoteId && r.id != 0xFFFFFFFEu) return false;  // 8- or 4-byte ids
     unsigned long long v[5] = {};
     const std::string text(r.text);
     if (std::sscanf(text.c_str(),
