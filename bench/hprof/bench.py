@@ -107,7 +107,7 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout, counts=None):
             counts["stacks"] = int(m.group(2))
         try:
             with open(os.path.join(prof, "java.hprof.txt"), errors="replace") as f:
-                m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)\)", f.read())
+                m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)", f.read())
             if m:
                 counts["samples"] = int(m.group(1))
         except OSError:
