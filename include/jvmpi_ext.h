@@ -69,7 +69,20 @@ typedef struct {
   /* Appended later: pass sizeof to GetCpuSamplingStats, and an older runtime leaves them. */
   jlong timer;           /* JVMPI_EXT_TIMER_* */
   jlong posix_fallbacks; /* threads given a POSIX timer because their perf event was refused */
+  /* Appended later. samples_taken counts these too: signals whose first walk failed (the thread
+   * was in an intrinsic's stub, a compiled method's prologue, ...) and whose Java stack was then
+   * found from the stub's caller; recovered_kinds[k] counts those whose first walk failed with
+   * kind k. failures[] counts only what stayed unwalked (delivered as unwalkable samples with
+   * JVMPI_EXT_CPU_UNWALKABLE_SAMPLES, else dropped; NO_ENV and BUFFER_FULL are always lost). */
+  jlong recovered;
+  jlong recovered_kinds[JVMPI_EXT_FAIL_KINDS];
 } JVMPIExt_CpuSamplingStats;
+
+/* Options of SetCpuSamplingOptions. */
+/* Deliver the signals that found no Java stack as well, so that an agent can count them: such a
+ * sample has trace.num_frames == 0 and one frame, frames[0] = {lineno: its JVMPI_EXT_FAIL_* kind,
+ * method_id: NULL}. Without it they are only counted (failures[]). */
+#define JVMPI_EXT_CPU_UNWALKABLE_SAMPLES 0x1
 
 /* One sample: the stack of thread trace.env_id where it was when it had used `cpu_time`
  * nanoseconds of CPU since its previous sample (the interval, times the expiries that one signal
@@ -177,6 +190,16 @@ typedef struct JVMPI_ExtInterface {
   /* The source line of bytecode index `location` in `method`, as GetCallTrace reports it: -3 for
    * a native method (location -1), -1 when the class has no line table. */
   jint(JNICALL* LineOfLocation)(jmethodID method, jint location);
+
+  /* Added after version 1: check JVMPI_EXT_HAS(ext, SetCpuSamplingOptions) (it comes with
+   * SetCpuSamplingDepth).
+   * JVMPI_EXT_CPU_* options of the CPU-time sampler, for the samples drained from now on (call it
+   * before StartCpuSampling to have them from the first). JVMPI_SUCCESS; JVMPI_FAIL for an unknown
+   * bit. */
+  jint(JNICALL* SetCpuSamplingOptions)(jint options);
+  /* Changes the depth of the stacks the sampler records (1 to 128), for the signals from now on,
+   * whether sampling is on or not. JVMPI_SUCCESS; JVMPI_FAIL for a bad depth. */
+  jint(JNICALL* SetCpuSamplingDepth)(jint max_depth);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

@@ -80,6 +80,14 @@
       s.appendChild(el('div', 'state-error', 'the agent dropped ' + p.droppedEvents +
         ' events (' + bytes(p.droppedBytes) + ') while this front end was not reading'));
     }
+    var cs = p.cpuSampler;
+    if (cs && cs.signals !== undefined) {
+      // cpu=samples: what became of the sampler's signals (CPU SAMPLES header / sampler note).
+      s.appendChild(el('div', cs.unattributable || cs.lost ? 'state-error' : '',
+        'CPU sampler: ' + cs.signals + ' signals, ' + cs.taken + ' samples taken (' +
+        cs.recovered + ' recovered from stubs), ' + cs.unattributable + ' unattributable' +
+        (cs.lost ? ', ' + cs.lost + ' lost' : '')));
+    }
     var reading = !p.live && p.state === 'reading' && p.size > 0;
     $('progress').hidden = !reading;
     if (reading) {

@@ -101,12 +101,13 @@ def run_once(java, lib_dir, hprof, javac_args, work, timeout, counts=None):
     d = dump["end"] - dump["start"] if "end" in dump else None
     if counts is not None:
         counts["user"], counts["system"] = user, system
-        m = re.search(rb"jvmpi: cpu sampler: .*?taken=(\d+)", b"".join(tail))
+        m = re.search(rb"jvmpi: cpu sampler: .*?signals=(\d+) taken=(\d+)", b"".join(tail))
         if m:
-            counts["stacks"] = int(m.group(1))
+            counts["signals"] = int(m.group(1))
+            counts["stacks"] = int(m.group(2))
         try:
             with open(os.path.join(prof, "java.hprof.txt"), errors="replace") as f:
-                m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)\)", f.read())
+                m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)", f.read())
             if m:
                 counts["samples"] = int(m.group(1))
         except OSError:
@@ -234,7 +235,8 @@ def run_all(args, java, lib_dir, configs, trees, work):
 
     load_start = loadavg()
     res = {c[0]: {"walls": [], "cpus": [], "users": [], "systems": [], "dumps": [], "notes": [],
-                  "dead": False, "samples_rate": [], "stacks_rate": []}
+                  "dead": False, "samples_rate": [], "stacks_rate": [],
+                  "per_signal": []}
            for c in configs}
     for r in range(args.runs):
         log(f"round {r + 1}/{args.runs} (load average {loadavg()}):")
@@ -261,6 +263,8 @@ def run_all(args, java, lib_dir, configs, trees, work):
                 st["samples_rate"].append(counts["samples"] / cpu)
             if cpu and "stacks" in counts:
                 st["stacks_rate"].append(counts["stacks"] / cpu)
+            if counts.get("signals"):
+                st["per_signal"].append(counts["stacks"] / counts["signals"])
             if dump is not None:
                 st["dumps"].append(dump)
             log(f"  {name}: {wall:.2f} s wall, {cpu:.2f} s CPU"
@@ -292,6 +296,10 @@ def run_all(args, java, lib_dir, configs, trees, work):
         if st["stacks_rate"]:
             extra.append("stacks taken by the CPU-time sampler per CPU-second: "
                          f"{statistics.median(st['stacks_rate']):.0f}")
+        if st["per_signal"]:
+            extra.append("samples taken per signal: "
+                         f"{statistics.median(st['per_signal']):.3f} (runs: "
+                         f"{', '.join(f'{r:.3f}' for r in st['per_signal'])})")
         if name.startswith("heap=sites") and "sample=" not in name and floor_cpus and st["cpus"]:
             # Against the floor of the same run: the ratio of the medians, and the median of the
             # per-round ratios (each round's runs are minutes apart at most).

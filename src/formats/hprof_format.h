@@ -613,4 +613,15 @@ std::optional<Value> field_value(const Profile& profile, const HeapDump& dump,
 // nullopt if the object is not a String whose value array is in the dump.
 std::optional<std::string> decode_string(const Profile& profile, const HeapDump& dump, Id object);
 
+// HPROF's CPU SAMPLER note (docs/hprof-binary-format.md): a UTF8 record with the reserved name id
+// two below the DROPPED note's (0xFF...FD), "CPU SAMPLER: signals=S taken=T recovered=R
+// unattributable=U lost=L".
+constexpr Id kSamplerNoteId = ~Id{2};
+struct SamplerNote {
+  uint64_t signals = 0, taken = 0, recovered = 0, unattributable = 0, lost = 0;
+};
+// The profile's CPU SAMPLER note (the last one written), or nullopt if it has none or it does not
+// parse.
+std::optional<SamplerNote> sampler_note(const Profile& profile);
+
 }  // namespace hprof

@@ -225,7 +225,12 @@ void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
         const MethodInfo m = classes.method(f.method);
         hprof::StackFrame frame;
         frame.frame_id = it->second;
-        frame.method_name_id = string_id(m.name.empty() ? "<Unknown Method>" : m.name);
+        // A method of no loaded class (the CPU sampler's "<unknown Java frame>.unknown_java")
+        // keeps its class part in the name: class serial 0 names no class.
+        const bool classless = m.class_id == nullptr && !m.class_name.empty();
+        frame.method_name_id = string_id(m.name.empty() ? "<Unknown Method>"
+                                         : classless    ? m.class_name + "." + m.name
+                                                        : m.name);
         frame.signature_id = string_id(m.signature);
         frame.source_file_id = m.source.empty() ? 0 : string_id(m.source);
         frame.class_serial = classes.serial_of(m.class_id);
@@ -299,6 +304,12 @@ void BinaryReport::cpu_samples(const std::vector<Cost>& costs, uint64_t total) {
     r.traces.push_back({static_cast<uint32_t>(c.count), c.trace});
   }
   writer_->cpu_samples(r);
+}
+
+void BinaryReport::cpu_sampler_note(const std::string& text) {
+  Hold hold(*this);
+  if (!writer_) return;
+  writer_->utf8(kSamplerNoteId, text);
 }
 
 // One heap dump being converted: JVMPI records in, HPROF sub-records out.

@@ -37,6 +37,8 @@ class BinaryReport {
   // The name id of the SETTINGS note (net=: the agent's settings after each command), the
   // DROPPED note's neighbour: also never given to a name.
   static constexpr uint64_t kSettingsNoteId = ~uint64_t{1};
+  // The name id of the CPU SAMPLER note (cpu_sampler_note), the next reserved one below.
+  static constexpr uint64_t kSamplerNoteId = ~uint64_t{2};
   // Deferred droppable events beyond this many bytes are dropped (and counted) instead.
   static constexpr size_t kDeferredLimit = size_t{1} << 20;
 
@@ -59,6 +61,10 @@ class BinaryReport {
   // The SETTINGS note: a UTF8 record with kSettingsNoteId and format=a's SETTINGS line as text.
   void settings_note(const std::string& text);
   void cpu_samples(const std::vector<Cost>& costs, uint64_t total);
+  // The CPU-time sampler's counters beside CPU SAMPLES, as a UTF8 record with the reserved name
+  // id kSamplerNoteId: "CPU SAMPLER: signals=S taken=T recovered=R unattributable=U lost=L"
+  // (docs/hprof-binary-format.md).
+  void cpu_sampler_note(const std::string& text);
   // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
   // arrive: begin, heap_dump_classes (before the records that name those classes as an
   // instance's class), heap_dump_records (whole records, in order; false once output failed),

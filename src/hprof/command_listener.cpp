@@ -140,6 +140,7 @@ bool control(int fd) {
       uint16_t depth = 0;
       if (!read_u2(fd, depth)) return false;
       p.options.depth = depth;
+      p.sampler.depth_changed();
       return true;
     }
     default:

@@ -12,6 +12,17 @@ namespace {
 
 CpuSampler* g_sampler = nullptr;  // the thread function gets no argument of its own
 
+// The pseudo methods of unwalkable samples: one per failure kind, told apart by address (never a
+// real jmethodID), named in the class table when first used.
+char g_unwalkable_method[JVMPI_EXT_FAIL_KINDS];
+
+// Whether a failure kind means the thread was in Java code the walker could not read (rather than
+// in the VM, in native code or at a safepoint).
+bool in_java(jint kind) {
+  return kind == JVMPI_EXT_FAIL_UNKNOWN_JAVA || kind == JVMPI_EXT_FAIL_NOT_WALKABLE_JAVA ||
+         kind == JVMPI_EXT_FAIL_DEOPT || kind == JVMPI_EXT_FAIL_OTHER_CODE;
+}
+
 bool is_runnable(jint status) {
   return (status & ~(JVMPI_THREAD_SUSPENDED | JVMPI_THREAD_INTERRUPTED)) == JVMPI_THREAD_RUNNABLE;
 }
@@ -25,6 +36,10 @@ bool CpuSampler::start() {
   if (options_.sampler == SamplerKind::kCpuTime) {
     JVMPI_ExtInterface* ext = jvmpi_ext();
     const jlong interval_ns = static_cast<jlong>(options_.interval_ms) * 1000000;
+    // Signals that found no Java stack come too, to be counted under a frame that says so.
+    if (ext != nullptr && JVMPI_EXT_HAS(ext, SetCpuSamplingOptions)) {
+      ext->SetCpuSamplingOptions(JVMPI_EXT_CPU_UNWALKABLE_SAMPLES);
+    }
     cpu_time_ =
         ext != nullptr && ext->StartCpuSampling(interval_ns, options_.depth) == JVMPI_SUCCESS;
     if (!cpu_time_) {
@@ -89,6 +104,46 @@ void CpuSampler::run() {
   }
 }
 
+void CpuSampler::depth_changed() {
+  if (!cpu_time_ || options_.depth <= 0) return;
+  JVMPI_ExtInterface* ext = jvmpi_ext();
+  if (JVMPI_EXT_HAS(ext, SetCpuSamplingDepth)) {
+    ext->SetCpuSamplingDepth(std::min(options_.depth, 128));
+  }
+}
+
+CpuSampler::Counts CpuSampler::counts() const {
+  Counts c;
+  if (!cpu_time_) return c;
+  JVMPIExt_CpuSamplingStats s{};
+  if (jvmpi_ext()->GetCpuSamplingStats(&s, sizeof s) != JVMPI_SUCCESS) return c;
+  c.valid = true;
+  c.signals = s.signals;
+  c.taken = s.samples_taken;
+  c.recovered = s.recovered;
+  c.lost = s.failures[JVMPI_EXT_FAIL_NO_ENV] + s.failures[JVMPI_EXT_FAIL_BUFFER_FULL];
+  for (jlong f : s.failures) c.unattributable += f;
+  c.unattributable -= c.lost;
+  return c;
+}
+
+unsigned CpuSampler::unwalkable_trace(jint failure_kind, unsigned thread) {
+  if (failure_kind < 0 || failure_kind >= JVMPI_EXT_FAIL_KINDS) {
+    failure_kind = JVMPI_EXT_FAIL_OTHER_CODE;
+  }
+  auto* method = reinterpret_cast<jmethodID>(&g_unwalkable_method[failure_kind]);
+  if (classes_.method(method).name.empty()) {
+    MethodInfo m;
+    m.class_name = in_java(failure_kind) ? "<unknown Java frame>" : "<in VM code>";
+    const char* why = jvmpi_ext()->CpuSamplingFailureName(failure_kind);
+    m.name = why != nullptr ? why : "unknown";
+    m.signature = "()V";
+    classes_.add_pseudo_method(method, m);
+  }
+  const JVMPI_CallFrame frame{-1, method};
+  return traces_.intern(&frame, 1, thread);
+}
+
 void CpuSampler::drain() {
   jvmpi_ext()->DrainCpuSamples(on_samples, this);
 }
@@ -109,6 +164,11 @@ void JNICALL CpuSampler::on_samples(void* arg, const JVMPIExt_CpuSample* samples
     // counts as that many samples, so counts stay proportional to CPU time.
     const auto weight =
         static_cast<uint64_t>(std::max<jlong>(1, (s.cpu_time + interval_ns / 2) / interval_ns));
+    if (s.trace.num_frames <= 0) {
+      // No Java stack (JVMPI_EXT_CPU_UNWALKABLE_SAMPLES): frames[0].lineno is why.
+      self->costs_.add(self->unwalkable_trace(s.trace.frames[0].lineno, thread), weight, 0);
+      continue;
+    }
     const int depth = std::min(s.trace.num_frames, static_cast<jint>(self->options_.depth));
     self->costs_.add(self->traces_.intern(s.trace.frames, depth, thread), weight, 0);
   }

@@ -294,6 +294,10 @@ Notes
 -----
   - cpu=samples takes a sample each time a thread has used interval ms of CPU, where the thread
     is (sampler=cputime); sampler=suspend suspends threads in turn, as JDK 8 did.
+  - sampler=cputime: the CPU SAMPLES header counts the signals, the samples taken (recovered: the
+    thread was in an intrinsic's stub and its Java caller was found) and the unattributable
+    ones, which are charged to <unknown Java frame> or <in VM code> traces.
+    JVMPI_SAMPLER_STATS=1 prints the runtime's counters on stderr at exit.
   - heap=sites,sample=512k samples one allocation in about every 512 KiB and reports estimated
     counts (the SITES header says so); without sample= every allocation is counted.
   - With net= (format=a), heap=sites samples every 512k by default, which a busy service can

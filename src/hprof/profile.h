@@ -26,7 +26,7 @@ struct Profile {
   CostTable cpu_samples;
   MonitorProfile monitors;
   BinaryReport binary;  // format=b
-  CpuSampler sampler{options, threads, traces, cpu_samples};
+  CpuSampler sampler{options, classes, threads, traces, cpu_samples};
   CpuTimer timer{options, threads, traces};
 };
 

@@ -204,10 +204,29 @@ void write_cpu_report(double cutoff) {
     const std::vector<Cost> rows = p.cpu_samples.sorted_by_count();
     const uint64_t total = p.cpu_samples.total_count();
     write_pending_traces();
+    // The runtime sampler's counters: how many signals came and what became of them.
+    const CpuSampler::Counts c = p.sampler.counts();
     if (p.options.binary) {
       p.binary.cpu_samples(rows, total);
+      if (c.valid) {
+        char note[200];
+        std::snprintf(note, sizeof note,
+                      "CPU SAMPLER: signals=%lld taken=%lld recovered=%lld unattributable=%lld "
+                      "lost=%lld",
+                      c.signals, c.taken, c.recovered, c.unattributable, c.lost);
+        p.binary.cpu_sampler_note(note);
+      }
     } else {
-      p.output.write(text::cpu_samples(p.classes, p.traces, rows, total, cutoff));
+      std::string counts;
+      if (c.valid) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      ", signals = %lld, taken = %lld, recovered = %lld, unattributable = %lld",
+                      c.signals, c.taken, c.recovered, c.unattributable);
+        counts = buf;
+        if (c.lost != 0) counts += ", lost = " + std::to_string(c.lost);
+      }
+      p.output.write(text::cpu_samples(p.classes, p.traces, rows, total, cutoff, counts));
     }
     done();
   } else if (p.options.cpu == CpuMode::kTimes) {

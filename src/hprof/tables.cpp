@@ -119,6 +119,11 @@ MethodInfo ClassTable::method(jmethodID id) const {
   return it == methods_.end() ? MethodInfo{} : it->second;
 }
 
+void ClassTable::add_pseudo_method(jmethodID id, const MethodInfo& info) {
+  std::lock_guard lock(mutex_);
+  methods_[id] = info;
+}
+
 std::vector<std::pair<jobjectID, ClassInfo>> ClassTable::all() const {
   std::lock_guard lock(mutex_);
   return {classes_.begin(), classes_.end()};

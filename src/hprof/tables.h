@@ -78,6 +78,9 @@ class ClassTable {
   unsigned serial_of(jobjectID id) const;
   std::string name_of(jobjectID id) const;
   MethodInfo method(jmethodID id) const;
+  // A method no class declares (the CPU sampler's frames for samples with no Java stack), so that
+  // traces can name it; `id` must be no real jmethodID.
+  void add_pseudo_method(jmethodID id, const MethodInfo& info);
   std::vector<std::pair<jobjectID, ClassInfo>> all() const;
 
  private:

@@ -206,9 +206,11 @@ std::string sites(const ClassTable& classes, const std::vector<Site>& all, const
 }
 
 std::string cpu_samples(const ClassTable& classes, const TraceTable& traces,
-                        const std::vector<Cost>& costs, uint64_t total, double cutoff) {
-  return format("CPU SAMPLES BEGIN (total = %" PRIu64 ") ", total) + now_ctime() +
-         cost_section(classes, traces, costs, total, cutoff, false) + "CPU SAMPLES END\n";
+                        const std::vector<Cost>& costs, uint64_t total, double cutoff,
+                        const std::string& sampler_counts) {
+  return format("CPU SAMPLES BEGIN (total = %" PRIu64 "%s) ", total, sampler_counts.c_str()) +
+         now_ctime() + cost_section(classes, traces, costs, total, cutoff, false) +
+         "CPU SAMPLES END\n";
 }
 
 std::string cpu_times(const ClassTable& classes, const TraceTable& traces,

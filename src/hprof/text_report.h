@@ -33,9 +33,11 @@ std::string traces(const ClassTable& classes, const std::vector<TraceInfo>& trac
 std::string sites(const ClassTable& classes, const std::vector<Site>& sites,
                   const SiteCounts& totals, double cutoff, bool by_allocated, int sample_bytes = 0);
 
-// CPU SAMPLES (count) or CPU TIME (ms; counts are calls).
+// CPU SAMPLES (count) or CPU TIME (ms; counts are calls). `sampler_counts`, when not empty,
+// follows the total in the BEGIN line's parentheses (", signals = ...": sampler_counts()).
 std::string cpu_samples(const ClassTable& classes, const TraceTable& traces,
-                        const std::vector<Cost>& costs, uint64_t total, double cutoff);
+                        const std::vector<Cost>& costs, uint64_t total, double cutoff,
+                        const std::string& sampler_counts = "");
 std::string cpu_times(const ClassTable& classes, const TraceTable& traces,
                       const std::vector<Cost>& costs, uint64_t total_ns, double cutoff);
 

@@ -11,6 +11,7 @@
 #include "agent_library.h"
 #include "allocation_events.h"
 #include "class_events.h"
+#include "code_ranges.h"
 #include "compiled_method_events.h"
 #include "cpu_sampling.h"
 #include "data_requests.h"
@@ -86,6 +87,7 @@ bool set_callbacks() {
   cb.MonitorWaited = monitor_events::on_waited;
   cb.CompiledMethodLoad = compiled_method_events::on_load;
   cb.CompiledMethodUnload = compiled_method_events::on_unload;
+  cb.DynamicCodeGenerated = code_ranges::on_dynamic_code_generated;  // for the CPU sampler
   cb.GarbageCollectionFinish = gc_events::on_gc_finish;
   cb.ObjectFree = gc_events::on_object_free;
   cb.DataDumpRequest = data_requests::on_data_dump_request;

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "code_ranges.h"
 #include "event_gate.h"
 #include "known_methods.h"
 #include "line_numbers.h"
@@ -14,6 +15,7 @@ namespace jvmpi::compiled_method_events {
 
 void JNICALL on_load(jvmtiEnv*, jmethodID method, jint code_size, const void* code_addr,
                      jint map_length, const jvmtiAddrLocationMap* map, const void*) {
+  code_ranges::on_compiled_method_load(method, code_addr, code_size);
   if (!gate::wants(JVMPI_EVENT_COMPILED_METHOD_LOAD)) return;
   std::vector<JVMPI_Lineno> lines;
   lines.reserve(static_cast<size_t>(map_length));
@@ -36,7 +38,9 @@ void JNICALL on_load(jvmtiEnv*, jmethodID method, jint code_size, const void* co
   gate::deliver(&event);
 }
 
-void JNICALL on_unload(jvmtiEnv*, jmethodID method, const void*) {
+void JNICALL on_unload(jvmtiEnv*, jmethodID method, const void* code_addr) {
+  code_ranges::on_compiled_method_unload(code_addr);
+  if (!gate::wants(JVMPI_EVENT_COMPILED_METHOD_UNLOAD)) return;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_COMPILED_METHOD_UNLOAD;
   event.u.compiled_method_unload.method_id = known_methods::known_id(method);

@@ -15,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "code_ranges.h"
 #include "cpu_timers.h"
+#include "frame_anchor.h"
 #include "jvmti_access.h"
 #include "line_numbers.h"
 #include "log.h"
 #include "sample_ring.h"
+#include "stub_recovery.h"
 #include "thread_registry.h"
 
 namespace jvmpi::cpu_sampling {
@@ -29,7 +32,7 @@ namespace {
 // count, frames of {line-or-bci, method}): it was JVMPI's GetCallTrace made callable from a
 // signal handler. It stores bytecode indexes where JVMPI has lines (-3 for native frames) and a
 // negative frame count when it could not walk the stack.
-using AsyncGetCallTrace = void (*)(JVMPI_CallTrace* trace, jint depth, void* ucontext);
+using AsyncGetCallTrace = stub_recovery::AsyncGetCallTrace;
 constexpr jint kAgctNativeFrame = -3;
 
 constexpr int kSignal = SIGPROF;
@@ -43,6 +46,7 @@ std::atomic<AsyncGetCallTrace> g_agct{nullptr};
 std::atomic<SampleRing*> g_ring{nullptr};
 std::atomic<jint> g_depth{0};
 std::atomic<jlong> g_interval_ns{0};
+std::atomic<jint> g_options{0};  // JVMPI_EXT_CPU_*
 // The timer kind chosen at start (cpu_timers::choose); g_perf_required: no fallback to POSIX.
 std::atomic<cpu_timers::Kind> g_timer_kind{cpu_timers::Kind::kPosixCpuClock};
 std::atomic<bool> g_perf_required{false};
@@ -58,6 +62,8 @@ std::atomic<jlong> g_threads_armed{0};
 std::atomic<jlong> g_arm_failures{0};
 std::atomic<jlong> g_posix_fallbacks{0};
 std::array<std::atomic<jlong>, JVMPI_EXT_FAIL_KINDS> g_failures{};
+std::atomic<jlong> g_recovered{0};
+std::array<std::atomic<jlong>, JVMPI_EXT_FAIL_KINDS> g_recovered_kinds{};
 
 std::mutex g_control_mutex;  // start and stop
 bool g_handler_installed = false;
@@ -91,9 +97,21 @@ void on_signal(int, siginfo_t* info, void* ucontext) {
       count_failure(JVMPI_EXT_FAIL_BUFFER_FULL);
     } else {
       JVMPI_CallTrace trace{env, 0, slot->frames};
-      agct(&trace, g_depth.load(std::memory_order_relaxed), ucontext);
+      const jint depth = g_depth.load(std::memory_order_relaxed);
+      agct(&trace, depth, ucontext);
+      int failure = trace.num_frames > 0 ? 0 : failure_kind(trace.num_frames);
+      if (trace.num_frames <= 0) {
+        // A stub or a prologue the walker does not know: walk again from the Java caller.
+        const jint found = stub_recovery::recover(agct, &trace, depth, ucontext, trace.num_frames);
+        if (found > 0) {
+          g_recovered.fetch_add(1, std::memory_order_relaxed);
+          g_recovered_kinds[static_cast<size_t>(failure)].fetch_add(1, std::memory_order_relaxed);
+          trace.num_frames = found;
+        }
+      }
       slot->env = env;
       slot->num_frames = trace.num_frames;
+      slot->failure = failure;
       // The intervals of CPU time this signal stands for: several for a POSIX timer at the
       // scheduler's tick, or a perf event's after time in the kernel (where it takes no sample).
       slot->weight = cpu_timers::signal_weight(info, g_interval_ns.load(std::memory_order_relaxed));
@@ -101,7 +119,7 @@ void on_signal(int, siginfo_t* info, void* ucontext) {
       if (trace.num_frames > 0) {
         g_taken.fetch_add(1, std::memory_order_relaxed);
       } else {
-        count_failure(failure_kind(trace.num_frames));
+        count_failure(failure);
       }
     }
   }
@@ -239,6 +257,14 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
   }
   g_method_ids_wanted.store(true);
   create_all_method_ids(jni);
+  // Where the stubs and compiled methods lie, for the samples the walker cannot take there.
+  code_ranges::start_recording();
+  stub_recovery::note_current_thread_stack();  // the thread that starts it had no ThreadStart
+  if (!frame_anchor::init(jni)) {
+    log_warning(
+        "this VM does not describe its frame anchors; samples in VM code called from "
+        "stubs stay unattributable");
+  }
   g_depth.store(std::min(max_depth, static_cast<jint>(SampleRing::kMaxDepth)));
   g_interval_ns.store(interval_ns);
   // Active first, then the sweep: a thread starting meanwhile either is in the sweep or sees
@@ -265,6 +291,7 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
   SampleRing* ring = g_ring.load(std::memory_order_acquire);
   if (handler == nullptr || ring == nullptr) return 0;
   const jlong interval = g_interval_ns.load();
+  const bool unwalkable = (g_options.load() & JVMPI_EXT_CPU_UNWALKABLE_SAMPLES) != 0;
   std::vector<JVMPIExt_CpuSample> batch(kBatch);
   std::vector<JVMPI_CallFrame> frames(kBatch * SampleRing::kMaxDepth);
   jint total = 0;
@@ -280,6 +307,12 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
           std::copy_n(slot->frames, slot->num_frames, out);
           batch[n] =
               JVMPIExt_CpuSample{{slot->env, slot->num_frames, out}, interval * slot->weight};
+          ++n;
+        } else if (unwalkable) {
+          // Counted where the agent can see it: no frames, the failure kind in frames[0].
+          JVMPI_CallFrame* out = &frames[n * SampleRing::kMaxDepth];
+          out[0] = JVMPI_CallFrame{slot->failure, nullptr};
+          batch[n] = JVMPIExt_CpuSample{{slot->env, 0, out}, interval * slot->weight};
           ++n;
         }
         ring->release(slot);
@@ -320,6 +353,10 @@ jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size) {
   }
   s.posix_fallbacks = g_posix_fallbacks.load();
   for (size_t i = 0; i < g_failures.size(); ++i) s.failures[i] = g_failures[i].load();
+  s.recovered = g_recovered.load();
+  for (size_t i = 0; i < g_recovered_kinds.size(); ++i) {
+    s.recovered_kinds[i] = g_recovered_kinds[i].load();
+  }
   std::copy_n(reinterpret_cast<const char*>(&s), std::min<size_t>(sizeof s, size),
               reinterpret_cast<char*>(out));
   return JVMPI_SUCCESS;
@@ -343,7 +380,22 @@ const char* JNICALL failure_name(jint kind) {
   return kind >= 0 && kind < JVMPI_EXT_FAIL_KINDS ? kNames[kind] : nullptr;
 }
 
+jint JNICALL set_options(jint options) {
+  if ((options & ~JVMPI_EXT_CPU_UNWALKABLE_SAMPLES) != 0) return JVMPI_FAIL;
+  g_options.store(options);
+  return JVMPI_SUCCESS;
+}
+
+jint JNICALL set_depth(jint max_depth) {
+  if (max_depth <= 0 || max_depth > SampleRing::kMaxDepth) return JVMPI_FAIL;
+  g_depth.store(max_depth);
+  return JVMPI_SUCCESS;
+}
+
 void on_thread_start(JNIEnv* jni) {
+  // Every thread, sampled or not yet: sampling may start later, and only the thread itself can
+  // find its stack.
+  stub_recovery::note_current_thread_stack();
   if (!g_active.load()) return;
   ThreadRecordPtr record = threads::find(jni);
   if (record == nullptr) return;
@@ -394,10 +446,10 @@ void report_stats() {
       failures += std::to_string(s.failures[k]);
     }
     std::fprintf(stderr,
-                 "jvmpi: cpu sampler: timer=%s signals=%lld taken=%lld delivered=%lld "
-                 "threads=%lld arm_failures=%lld%s\n",
+                 "jvmpi: cpu sampler: timer=%s signals=%lld taken=%lld recovered=%lld "
+                 "delivered=%lld threads=%lld arm_failures=%lld%s\n",
                  cpu_timers::name(g_timer_kind.load()), static_cast<long long>(s.signals),
-                 static_cast<long long>(s.samples_taken),
+                 static_cast<long long>(s.samples_taken), static_cast<long long>(s.recovered),
                  static_cast<long long>(s.samples_delivered),
                  static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
                  failures.c_str());

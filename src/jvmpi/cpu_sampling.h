@@ -16,6 +16,8 @@ jint JNICALL stop();
 jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg);
 jint JNICALL stats(JVMPIExt_CpuSamplingStats* out, jint size);
 const char* JNICALL failure_name(jint kind);
+jint JNICALL set_options(jint options);
+jint JNICALL set_depth(jint max_depth);
 
 // Runtime hooks: a Java thread started (on that thread) or is ending (on that thread, before its
 // record goes), a class was prepared (its methods get jmethodIDs for the stack walker), and the VM

@@ -22,6 +22,8 @@ JVMPI_ExtInterface make_table() {
   t.StreamHeapDump = heap_dump::stream_heap_dump;
   t.GetCallTraceLocations = call_trace_locations::get_call_trace_locations;
   t.LineOfLocation = call_trace_locations::line_of_location;
+  t.SetCpuSamplingOptions = cpu_sampling::set_options;
+  t.SetCpuSamplingDepth = cpu_sampling::set_depth;
   return t;
 }
 

@@ -20,7 +20,8 @@ class SampleRing {
   struct Slot {
     std::atomic<uint64_t> sequence{0};
     JNIEnv* env = nullptr;
-    jint num_frames = 0;  // > 0: a stack; else nothing to deliver (the failure was counted)
+    jint num_frames = 0;  // > 0: a stack; else no Java stack was found (see failure)
+    jint failure = 0;     // with num_frames <= 0: the JVMPI_EXT_FAIL_* kind
     jint weight = 1;      // timer expiries this sample stands for
     JVMPI_CallFrame frames[kMaxDepth];
   };

@@ -384,6 +384,7 @@ nlohmann::json Session::info() const {
       {"sitesSampleBytes", p.sites_sample_bytes},
       {"droppedEvents", p.dropped_events},
       {"droppedBytes", p.dropped_bytes},
+      {"cpuSampler", p.cpu_sampler},
       {"traces", p.traces.size()},
       {"threads", p.threads.size()},
       {"measures", std::move(measures)},

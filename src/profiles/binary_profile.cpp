@@ -43,7 +43,7 @@ class ProfileVisitor : public hprof::Visitor {
     string_bytes_ += r.text.size();
     if (string_bytes_ > kStringBudget)
       throw ProfileError(source_ + ": more than 256 MiB of UTF8 names");
-    if (drops_note(r) || settings_note(r)) return;
+    if (drops_note(r) || settings_note(r) || sampler_note(r)) return;
     strings_[r.id] = std::string(r.text);
   }
   // HPROF's DROPPED note under net= (format=b): a UTF8 record with the name id whose bits are all
@@ -65,6 +65,24 @@ class ProfileVisitor : public hprof::Visitor {
     std::string_view text(r.text);
     if (!text.starts_with("SETTINGS: ")) return false;
     return parse_agent_settings(text.substr(10), p_);
+  }
+  // HPROF's CPU SAMPLER note (docs/hprof-binary-format.md): the CPU-time sampler's counters.
+  bool sampler_note(const hprof::Utf8& r) {
+    if (r.id != hprof::kSamplerNoteId && r.id != 0xFFFFFFFDu) return false;  // 8- or 4-byte ids
+    unsigned long long v[5] = {};
+    const std::string text(r.text);
+    if (std::sscanf(text.c_str(),
+                    "CPU SAMPLER: signals=%llu taken=%llu recovered=%llu unattributable=%llu "
+                    "lost=%llu",
+                    &v[0], &v[1], &v[2], &v[3], &v[4]) != 5) {
+      return false;
+    }
+    p_.cpu_sampler = {{"signals", v[0]},
+                      {"taken", v[1]},
+                      {"recovered", v[2]},
+                      {"unattributable", v[3]},
+                      {"lost", v[4]}};
+    return true;
   }
   void on_load_class(const hprof::LoadClass& r) override {
     class_names_[r.class_serial] = name(r.name_id);

@@ -154,6 +154,21 @@ std::string to_speedscope(const JavaProfile& p, const std::vector<Measure>& meas
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// What became of the CPU-time sampler's signals (cpu=samples), one paragraph; "" without them.
+static std::string cpu_sampler_line(const JavaProfile& p) {
+  const auto& c = p.cpu_sampler;
+  if (!c.contains("signals")) return "";
+  auto get = [&c](const char* k) {
+    const auto it = c.find(k);
+    return std::to_string(it == c.end() ? 0 : it->second);
+  };
+  std::string line = "\n<p id=\"cpu-sampler\">CPU sampler: " + get("signals") + " signals, " +
+                     get("taken") + " samples taken (" + get("recovered") +
+                     " recovered from stubs), " + get("unattributable") + " unattributable";
+  if (c.contains("lost") && c.at("lost") != 0) line += ", " + get("lost") + " lost";
+  return line + "</p>";
+}
+
 std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
                     const std::string& title, const HtmlOptions& options) {
   std::string data = "[";
@@ -181,6 +196,7 @@ std::string to_html(const JavaProfile& p, const std::vector<Measure>& measures,
       html += "\n<tr><th>" + html_escape(label) + "</th><td>" + html_escape(value) + "</td></tr>";
     html += "\n</table>";
   }
+  html += cpu_sampler_line(p);
   html +=
       "\n<div class=\"tabs\" id=\"tabs\"></div>\n"
       "<div id=\"graph\"></div>\n<script type=\"application/json\" "

@@ -92,6 +92,10 @@ struct JavaProfile {
   // empty when the agent sends none (JDK 8's HPROF, a file).
   std::map<std::string, std::string> agent_settings;
   uint64_t settings_reports = 0;
+  // cpu=samples with HPROF's CPU-time sampler: its counters as of the last CPU SAMPLES section
+  // ("signals", "taken", "recovered", "unattributable", "lost"), from the BEGIN line (format=a)
+  // or the CPU SAMPLER note (format=b); empty otherwise.
+  std::map<std::string, uint64_t> cpu_sampler;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
 

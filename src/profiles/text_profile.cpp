@@ -1,6 +1,7 @@
 #include "text_profile.h"
 
 #include <charconv>
+#include <map>
 
 namespace profiles {
 namespace {
@@ -45,6 +46,15 @@ bool number_after(std::string_view line, std::string_view key, uint32_t& out) {
   std::string_view rest = line.substr(at + key.size());
   const size_t end = rest.find_first_not_of("0123456789");
   return number(rest.substr(0, end == std::string_view::npos ? rest.size() : end), out);
+}
+
+// The CPU-time sampler's counters in a CPU SAMPLES BEGIN line ("(total = 9, signals = 10, taken =
+// 9, recovered = 3, unattributable = 1) <date>"), into `out`; nothing for JDK 8's plain line.
+void read_sampler_counts(std::string_view line, std::map<std::string, uint64_t>& out) {
+  for (const char* key : {"signals", "taken", "recovered", "unattributable", "lost"}) {
+    uint32_t value = 0;
+    if (number_after(line, ", " + std::string(key) + " = ", value)) out[key] = value;
+  }
 }
 
 // The quoted value after `key` ("name=\"") up to `end` ("\", group=\""), or to the last quote.
@@ -212,6 +222,7 @@ void TextProfileParser::top_level(std::string_view l) {
       number(rest.substr(0, end == std::string_view::npos ? rest.size() : end), total);
     }
     cost_.total = total;
+    if (section_ == Section::kCpuSamples) read_sampler_counts(l, profile_.cpu_sampler);
   } else if (starts_with(l, "SITES BEGIN")) {
     sites_.clear();
     // heap=sites,sample=: "(ordered by ..., estimates from allocations sampled every N bytes)".

@@ -36,7 +36,10 @@ std::vector<std::string> BinaryProblems(const hprof::Profile& p) {
   for (const auto& f : p.frames) {
     frames.insert(f.frame_id);
     if (p.strings.count(f.method_name_id) == 0) out.push_back("frame without a method name");
-    if (p.find_class_by_serial(f.class_serial) == nullptr) {
+    // Class serial 0 only for the CPU sampler's frames of samples with no Java stack, whose name
+    // says so ("<unknown Java frame>.unknown_java": docs/hprof-binary-format.md).
+    const bool unattributable = f.class_serial == 0 && p.string(f.method_name_id).starts_with("<");
+    if (!unattributable && p.find_class_by_serial(f.class_serial) == nullptr) {
       out.push_back("STACK FRAME of unknown class serial " + std::to_string(f.class_serial));
     }
   }

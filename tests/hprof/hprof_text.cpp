@@ -416,7 +416,7 @@ class ProfileParser {
     s.line_no = i + 1;
     std::string pattern, header, row_end;
     if (name == "CPU SAMPLES") {
-      pattern = R"(CPU SAMPLES BEGIN \(total = ([0-9]+)\) (.*))";
+      pattern = R"(CPU SAMPLES BEGIN \(total = ([0-9]+)((?:, \w+ = [0-9]+)*)\) (.*))";
       header = "rank   self  accum   count trace method";
     } else if (name == "CPU TIME (ms)") {
       pattern = R"(CPU TIME \(ms\) BEGIN \(total = ([0-9]+)\) (.*))";
@@ -430,7 +430,16 @@ class ProfileParser {
       bad_line(i, name + " BEGIN line");
     } else {
       s.total = ToU64(m[1]);
-      CheckDate(i, m[2]);
+      const bool counters = name == "CPU SAMPLES";
+      if (counters) {
+        const std::string list = m[2];
+        static const std::regex kCounter(R"(, (\w+) = ([0-9]+))");
+        for (auto it = std::sregex_iterator(list.begin(), list.end(), kCounter);
+             it != std::sregex_iterator(); ++it) {
+          s.sampler[(*it)[1]] = ToU64((*it)[2]);
+        }
+      }
+      CheckDate(i, m[counters ? 3 : 2]);
     }
     size_t k = i + 1;
     const bool has_header = k < end && line(k) == header;

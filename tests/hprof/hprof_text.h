@@ -74,6 +74,9 @@ struct CostRow {
 struct CostSection {
   std::string kind;  // "CPU SAMPLES", "CPU TIME (ms)", "MONITOR TIME"
   uint64_t total = 0;
+  // CPU SAMPLES of the CPU-time sampler: the counters after the total in the BEGIN line
+  // ("signals", "taken", "recovered", "unattributable", "lost"); empty otherwise.
+  std::map<std::string, uint64_t> sampler;
   std::vector<CostRow> rows;
   size_t line_no = 0;
 };

@@ -64,7 +64,8 @@ profiles::JavaProfile Parse(std::string_view bytes, size_t piece = 0) {
 }
 
 // The same profile as format=b, written by the formats library (a writer we did not write here).
-std::string Binary() {
+// `sampler_note`: HPROF's CPU SAMPLER note to append (4-byte ids: its id is 0xFFFFFFFD).
+std::string Binary(const char* sampler_note = nullptr) {
   hprof::MemorySink sink;
   {
     hprof::WriterOptions o;
@@ -104,6 +105,7 @@ std::string Binary() {
     cpu.total = 10;
     cpu.traces = {{7, 300001}, {2, 300002}, {1, 300003}};
     w.cpu_samples(cpu);
+    if (sampler_note != nullptr) w.utf8(0xFFFFFFFDu, sampler_note);
     w.flush();
   }
   return std::string(sink.data().begin(), sink.data().end());
@@ -261,6 +263,32 @@ TEST(ProfilesHtml, NamesFromTheProfileAreEscaped) {
        at = html.find("</script>", at + 1))
     ++closes;
   EXPECT_EQ(closes, 2u);
+}
+
+// The CPU-time sampler's counters: from the CPU SAMPLES BEGIN line (format=a) or HPROF's CPU
+// SAMPLER note (format=b, a UTF8 record with the reserved id), onto the page; absent for JDK 8's
+// plain line.
+TEST(ProfilesSampler, CountersFromTheHeaderOrTheNoteReachThePage) {
+  EXPECT_TRUE(Parse(kText).cpu_sampler.empty());
+  std::string text = kText;
+  const std::string plain = "CPU SAMPLES BEGIN (total = 10)";
+  text.replace(text.find(plain), plain.size(),
+               "CPU SAMPLES BEGIN (total = 10, signals = 12, taken = 9, recovered = 4, "
+               "unattributable = 1, lost = 2)");
+  const auto p = Parse(text);
+  const std::map<std::string, uint64_t> want = {
+      {"signals", 12}, {"taken", 9}, {"recovered", 4}, {"unattributable", 1}, {"lost", 2}};
+  EXPECT_EQ(p.cpu_sampler, want);
+  EXPECT_EQ(p.cpu_samples->total, 10u);
+  const std::string html = profiles::to_html(p, profiles::available_measures(p), "t");
+  EXPECT_NE(html.find("CPU sampler: 12 signals, 9 samples taken (4 recovered from stubs), 1 "
+                      "unattributable, 2 lost"),
+            std::string::npos);
+
+  EXPECT_TRUE(Parse(Binary()).cpu_sampler.empty());
+  EXPECT_EQ(Parse(Binary("CPU SAMPLER: signals=12 taken=9 recovered=4 unattributable=1 lost=2"))
+                .cpu_sampler,
+            want);
 }
 
 TEST(ProfilesFlameJson, TreeValuesAddUp) {
