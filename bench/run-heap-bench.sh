@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Heap benchmarks of libjvmpi.so, run side by side in one go against an existing build (this
 # script builds nothing: cmake --build build first).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # HPROF overhead benchmark: javac compiling a large source tree under each HPROF mode, 3 runs per
 # configuration, interleaved (round 1 of every configuration, then round 2, ...); prints a
 # Markdown table of median wall times (the headline) and CPU times (user + system of the java

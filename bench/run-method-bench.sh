@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi + a counting
 # agent), JVMTI's own MethodEntry/MethodExit (a counting JVMTI agent) and HPROF cpu=times (read
 # against the JVMPI counting agent), on two workloads:

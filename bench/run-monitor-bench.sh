@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # HPROF's monitor=y under contention: benchmonitors.ContendedLocks (32 threads on 4 locks by
 # default) without an agent (twice: the A/A row) and under HPROF's monitor=y alone and combined
 # with cpu=samples and heap=sites (sampled and exact), interleaved; with BEFORE_BUILD_DIR, HPROF's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # RequestEvent(OBJECT_ALLOC / OBJECT_DUMP) per call on heaps of 100,000 and 1,000,000 live
 # objects (bench/objects: request_agent.c on benchobjects.HeldObjects), on JDK 17 and 25, this
 # build beside BEFORE_BUILD_DIR's libjvmpi.so when given (e.g. a build of an older commit),

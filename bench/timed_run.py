@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs one benchmark process and measures it: wall time, and CPU time (user + system of all its
 threads), with a time limit. Shared by bench/hprof/bench.py and bench/methods/bench.py."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # add_java_classes(<target> <source dir> <output dir>): compiles every .java file below the source
 # directory with JDK 17's javac (class files run on JDK 17 and newer) into the output directory.
 function(add_java_classes target src_dir out_dir)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * jvmpi.h: the Java Virtual Machine Profiler Interface, as defined for JDK 1.2 and extended in
  * 1.3.1 (interface version 1.1) and 1.4.2 (interface version 1.2).

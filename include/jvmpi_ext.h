@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * jvmpi_ext.h: extensions of libjvmpi.so beyond JVMPI 1.2, in a table of their own so that
  * jvmpi.h (and the JVMPI_Interface layout) stays exactly as JDK 1.4.2 defined it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures (once) and builds the release tree in build/. Idempotent.
 #
 #   build.sh              everything, tests included (what scripts/test.sh needs)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs, with apt-get, what the machine lacks for the main job or for the test suite.
 # Idempotent: packages already present are not touched, and apt-get is not called at all when
 # nothing is missing.

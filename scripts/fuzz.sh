@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (HPROF reader of src/formats, heap analyzer of src/analysis) with
 # clang in build-fuzz/ and runs each for a bounded time from its seed corpus. Exit status 0 when
 # no input crashed, hung or leaked; a crashing input is left in build-fuzz/ as crash-*. The

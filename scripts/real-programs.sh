@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real programs under HPROF: Debian's H2 (an SQL script of INSERTs, CREATE INDEX, a SELECT), Lucene
 # 4.10 (IndexFiles over generated files, then a query), Xalan (an XSLT transform) and Jython (a
 # script), each with an answer known in advance, run without an agent and under every HPROF mode

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Real programs under HPROF (scripts/real-programs.sh): Debian's H2, Lucene 4.10, Xalan and Jython
 run a workload whose answer is known in advance, once without an agent and once under each HPROF
 mode, on each JDK. Each run must exit 0, print the known answer, and leave a well-formed report

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job: runs the bundled demo application under HPROF (CPU samples every millisecond,
 # allocation sites, monitor contention) on the JVMPI runtime for a few seconds, and leaves the
 # report in demo-output/java.hprof.txt and its CPU, allocation and monitor flame graphs, one

@@ -1,11 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the project's scripts: `--help` prints the script's header comment (the lines after
-# the #! line up to the first line that is not a comment); any other argument the script does not
-# take is rejected with one error line and exit status 2.
+# the #! line up to the first line that is not a comment, less the SPDX licence line); any other
+# argument the script does not take is rejected with one error line and exit status 2.
 #
 #   source scripts/script_args.sh; script_args "$@"            (a script that takes no argument)
 #   script_args_help "$@" (prints the help and exits on -h/--help; leaves the rest to the script)
 script_args_usage() {
-  awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+  awk 'NR == 1 || /SPDX-License-Identifier/ { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
 }
 
 script_args_help() {

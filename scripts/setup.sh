@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One command for a newcomer: installs what the main job lacks (scripts/deps.sh --main-job; the
 # tests' extra packages are left to scripts/test.sh), builds the agents, jvmprof, the sample agent
 # and the demo (scripts/build.sh --main-job: everything `cmake --install build` and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Lists the tests a CTest run skipped, each with its reason, from CTest's JUnit file
 (ctest --output-junit FILE).
 

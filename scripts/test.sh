@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the whole test suite: installs what is missing (scripts/deps.sh --tests), builds, then runs
 # every test with CTest, then the reader fuzzers for a bounded time (scripts/fuzz.sh, a clang
 # build in build-fuzz/). The closing summary lists each skipped test with its reason.

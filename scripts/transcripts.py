@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the transcripts of the project's Markdown documents and checks them against what the
 commands print now (--check), or writes what they print into the documents (--write).
 

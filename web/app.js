@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve's UI: the list of profiles (live JVMs and files), HPROF's commands for a live JVM,
 // and the views (CPU and allocation flame graphs, monitors, threads). It polls the server once a
 // second and redraws the open view when the profile has new sections. Every string from a profile

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof's differential flame graph: two flame trees of one measure (a base, "before", and a
 // target, "after"; the shape jvmprof's /flame API and flame_json give) merged into one tree drawn
 // at the target's widths and coloured by the change of each frame's self share of its profile's

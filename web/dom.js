@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DOM helpers shared by the UI's scripts (app.js, heap-object.js, heap-diff.js); loaded first.
 // Text goes in through textContent only: names and values from a profile or dump are untrusted
 // and are never parsed as HTML. (flamegraph.js and diff-flame.js keep their own `el`: they are

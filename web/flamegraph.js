@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof's flame graph: draws the tree jvmprof sends ({n: name, v: value, c: [children]}) as
 // positioned <div>s, with zoom (click), search, flame/icicle orientation, a top-down or bottom-up
 // (inverted) tree, a hot-methods table and a call tree. Names are untrusted (they come from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heap view's comparison of two dumps: pick the older and the newer of the loaded profiles
 // with a heap dump, see each class's growth in instances, shallow and retained bytes; click a
 // column heading to sort by it (again to reverse). Class names are set with textContent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heap view's object page: one object's class, sizes, fields (references as links), array
 // elements and referrers (both paged), a class object's statics, and its paths from GC roots.
 // Everything from the dump is set with textContent: class names and values are untrusted.

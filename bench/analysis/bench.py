@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Heap-analysis benchmark: jvmprof against VisualVM's heap library on the same jcmd dumps.
 
 For each size (millions of objects) BenchHeap builds a heap that `jcmd GC.heap_dump` writes to a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Object-view lookups per second: opens a dump (no saved index), takes object ids from the
 // histogram's biggest classes, then times, for the same ids in the same order, the three
 // requests the web UI's object view makes: object(id), object_detail(id) (a page of fields or

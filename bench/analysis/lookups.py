@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Object-view lookups per second, before vs after, in one run on the same dump.
 
 BenchHeap (bench.py's heap program) is dumped by `jcmd GC.heap_dump` (JDK 17); then

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reopen time of two jvmprof builds side by side, interleaved, with an A/A row.
 
 Each build reads its own dump path (the index format may differ between builds; hard links of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Where one HPROF heap dump's time goes, thread by thread: builds the bench heap under HPROF
 # heap=dump,format=b, lets the page cache settle (as bench/run-heap-bench.sh does), sends SIGQUIT
 # and prints the dump's wall time, the runtime's phase times (JVMPI_DUMP_TIMES=1: the walk and how

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """HPROF overhead benchmark: javac (JDK 17's jdk.compiler, run as a plain Java program) compiling a
 large source tree with and without libhprof.so in each mode; every configuration runs N times,
 interleaved (round 1 of every configuration, then round 2, ...), so that slow drift of a shared

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates a large, deterministic Java source tree for the HPROF benchmark's javac workload
 (used when JDK 17's src.zip is not installed).
 

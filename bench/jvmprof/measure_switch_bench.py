@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How long the UI of `jvmprof serve` takes to redraw the allocation view when the measure is
 switched (alloc-bytes -> alloc-objects -> live-bytes -> live-objects -> ...), on a profile of
 N distinct allocation stacks (default 100000), measured in headless Chromium.

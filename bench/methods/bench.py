@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """METHOD_ENTRY/METHOD_EXIT cost: no agent, JVMPI through bytecode insertion (libjvmpi.so hosting
 the counting agent libbench_count_methods_jvmpi.so), JVMTI's own MethodEntry/MethodExit (the
 counting JVMTI agent libbench_count_methods_jvmti.so) and HPROF's cpu=times (which times every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Benchmark agent: counts METHOD_ENTRY and METHOD_EXIT through JVMPI. */
 #include <jvmpi.h>
 #include <stdio.h>

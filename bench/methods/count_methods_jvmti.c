@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Benchmark agent: counts JVMTI's own MethodEntry and MethodExit events (the comparison). */
 #include <jvmti.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """HPROF's monitor=y on a contended multi-threaded workload (benchmonitors.ContendedLocks), beside
 no agent, interleaved: each round runs every configuration once (no agent twice: the A/A row).
 With --before-build, HPROF's rows run again with that build's libhprof.so (before/after).

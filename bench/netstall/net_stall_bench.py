@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A stalled net= front end must not slow the profiled JVM: throughput with a peer that stops
 reading for a while, against one that always reads.
 

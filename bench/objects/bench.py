@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """RequestEvent(OBJECT_ALLOC / OBJECT_DUMP) per call at several heap sizes, this build beside a
 second (older) build, interleaved: each round runs every (JDK, heap size, build) once. The agent
 (request_agent.c) prints one REQUESTS line per run; this prints a Markdown table of medians."""

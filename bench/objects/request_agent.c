@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The cost of RequestEvent(OBJECT_ALLOC) and RequestEvent(OBJECT_DUMP) per call, as an agent of
  * the HPROF lineage pays it for every object it meets: IDs come from the OBJECT_ALLOC events of

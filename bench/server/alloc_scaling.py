@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Exact heap=sites with 1, 8 and 32 allocating threads, and on javac: CPU per allocation.
 
 Workloads: hproftest.ServerLoad (java/hprof-tests) with SPIN=0, so its workers do nothing but

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Server benchmark: Debian's Tomcat 10 serving LoadServlet (java/benchserver: CPU work,
 allocation, a contended lock) to apache2-utils' ab with CLIENTS concurrent clients, with no agent,
 with HPROF in each mode streaming to `jvmprof serve` (net=), and with async-profiler's cpu, alloc

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Server benchmark: Debian's Tomcat 10 serving the project's LoadServlet (bench/server/java: CPU
 # work, allocation, a contended lock) to apache2-utils' ab with 50 concurrent clients, with no
 # agent (twice: the A/A row), with HPROF in every mode and the combinations a service would use,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heap analyzer: reads binary HPROF heap dumps (JAVA PROFILE 1.0.1/1.0.2, identifier size 4
 // or 8, optionally gzip-compressed) and answers the questions a leak hunt asks: what is on the
 // heap, who retains it, how it is reached, which strings are duplicated, what grew, what leaks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: big-endian loads and a bounds-checked cursor over the mapped dump. Every read is
 // checked against the end of the enclosing record; a short read throws analysis::Error naming the
 // byte offset, the record and what was being read.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Semi-NCA (Georgiadis, Tarjan): semidominators as in Lengauer-Tarjan (path compression, simple
 // linking), then each immediate dominator as the nearest common ancestor of the parent and the
 // semidominator in the tree built so far. It needs no buckets, so besides the predecessors it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dominator tree and retained sizes of a heap graph (internal to the analysis library).
 //
 // The graph is in CSR form over nodes 0..n-1; a virtual super-root (node n) has an edge to every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening a dump (reusing or building its index) and the class and object views.
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: what a HeapDump holds, and the helpers the query files share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the index of one heap dump — what the indexer builds, the index file stores and the
 // queries read. Node arrays are spans so they can point into owned vectors or a mapped index.
 #pragma once

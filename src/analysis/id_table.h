@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the id -> object table's shape, shared by the indexer (which builds an
 // open-addressing table of {id, node} slots for pass 2) and the saved index (which keeps only the
 // node of each slot, 4 bytes a slot, and reads a candidate's id back from the dump). Both must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The saved index: DUMP.jvmprof-index, a header and twelve 8-byte-aligned sections in host byte
 // order, mapped back on reopen. The header (with the section table, each section's checksum in
 // it) has its own checksum, checked on reopen with the small class and summary sections; every

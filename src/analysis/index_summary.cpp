@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The index's summary (counts and per-class totals), computed by walking every object and the
 // dominator tree once when the index is built; saved with it so a reopened dump does not walk.
 #include <algorithm>

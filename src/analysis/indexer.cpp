@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds a HeapIndex from a mapped dump in two streaming passes:
 //   1. records and sub-records front to back: UTF8 names, LOAD CLASS, roots, and the offset of
 //      every object (instances, arrays, class dumps); every length is checked here;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: a read-only memory mapping of a whole file. A gzip-compressed file is decompressed
 // once, streaming, into an unlinked temporary file (in $TMPDIR, else /tmp) that is then mapped,
 // so a dump larger than RAM never has to fit in the heap.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The object view: one object's fields, elements or statics with their values, and its
 // referrers (from a reverse index of the reference graph, built on first use). Objects are
 // found by id through the index's id table (id_table.h), never by a scan.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paths from GC roots (breadth-first over strong references) and leak suspects.
 #include <algorithm>
 #include <cstdint>

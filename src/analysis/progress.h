@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: progress on stderr ("phase 42%"), at most once a second, only when stderr is a
 // terminal and the caller asked for it; the line is cleared when the work is done. With
 // JVMPROF_PHASE_TIMES=1 in the environment it also reports when each phase began, in wall time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Duplicate strings: java.lang.String instances grouped by value (the bytes of their `value`
 // array and their `coder`), biggest waste first, with the classes that hold them.
 #include <algorithm>

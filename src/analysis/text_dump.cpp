@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text heap dumps (HPROF format=a, docs/hprof-text-format.md "HEAP DUMP") as binary dumps, so
 // that every heap view works on them. The text records references only: each OBJ lists its
 // non-null reference fields by name, ARR lists non-null elements, primitive values are absent.

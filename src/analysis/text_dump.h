@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: text (format=a) heap dumps, converted to the binary format the indexer reads.
 #pragma once
 

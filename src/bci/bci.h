@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bytecode instrumenter: injects calls to a tracker class into Java class files.
 //
 // instrument() parses a class file (versions up to 69), inserts the requested hooks into every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounds-checked big-endian reading and writing of class-file data.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // In-memory class file: constant pool, fields, methods and attributes (kept as raw bytes so
 // unknown attributes pass through and an unmodified class is written back byte for byte).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Code attribute and the attributes inside it that refer to code offsets: instruction
 // decoding, exception table, LineNumberTable, LocalVariable(Type)Table and StackMapTable.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Assembles bytecode from byte runs, symbolic branches and switches, choosing branch widths:
 // goto/jsr become goto_w/jsr_w and a conditional branch that cannot reach its target becomes an
 // inverted branch over a goto_w.

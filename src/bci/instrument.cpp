@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The injection engine: rebuilds each method's code with the hooks of InjectionOptions.
 #include <algorithm>
 #include <map>

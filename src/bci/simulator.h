@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forward type simulation over straight-line code between StackMapTable frames. It yields the
 // verifier's state where instrumentation needs a frame the original code did not have (after a
 // conditional branch rewritten as inverted-branch + goto_w), and whether `this` is still

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: big-endian encoding into byte vectors, and a bounds-checked cursor for reading.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Type codes, names and value encoding shared by the writer and the reader.
 #include <bit>
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The binary HPROF format ("JAVA PROFILE 1.0.1" / "JAVA PROFILE 1.0.2"): a streaming writer for
 // the HPROF agent and a bounds-checked reader for the front end and the tests.
 // docs/hprof-binary-format.md describes the records and how this library uses them.

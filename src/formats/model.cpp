@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-memory model (Profile, HeapDump) built from the parser, and the decoding helpers.
 #include <unordered_set>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parser: header, records and heap-dump sub-records, every read bounds-checked.
 #include <fcntl.h>
 #include <sys/mman.h>

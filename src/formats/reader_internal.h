@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the file's bytes (memory-mapped or read), kept alive by the Profile.
 #pragma once
 

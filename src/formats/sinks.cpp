@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File/descriptor and memory sinks.
 #include <fcntl.h>
 #include <sys/stat.h>

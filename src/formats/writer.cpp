@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BinaryWriter and HeapDumpWriter: the header, top-level records, and heap dumps streamed in
 // segments (length patched on seekable sinks, segment buffered otherwise).
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libhprof.so: HPROF as a JVMPI agent on libjvmpi.
 //
 // -agentlib:hprof=<options> (or -Xrunhprof:<options>) loads this library as a JVMTI agent. Its

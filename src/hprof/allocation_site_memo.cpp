@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "allocation_site_memo.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finds the site of an allocation (heap=sites) from the allocating stack and the allocated class.
 // Every allocation asks; javac allocates at tens of thousands of sites (depth 4). Answers come
 // from a per-thread memo of recent (stack, class) -> site answers, then from a shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation sites (heap=sites) and the objects HPROF tracks: each allocation is charged to a site
 // — the allocated class (or array type) and the allocating trace — and stays live until its
 // OBJECT_FREE.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // format=b: the binary JAVA PROFILE 1.0.2 stream (src/formats), with 8-byte identifiers so object
 // IDs are the runtime's real IDs. Records are written as events happen (classes, threads) and at
 // each dump (traces, sites, CPU samples, heap dump segments). Thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hands chunks of bytes to a thread of its own that processes them one at a time, in order, while
 // the caller goes on. A streamed heap dump's chunks come from the heap walk, which waits while a
 // chunk is converted and written; with the conversion and the file write on another CPU the walk

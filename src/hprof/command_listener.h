@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // net=host:port: commands the front end sends back on the same connection (JDK 8's protocol,
 // docs/hprof-text-format.md): force a GC, dump the heap, sites or CPU profile, switch tracking and
 // sampling, change the trace depth, end the VM.

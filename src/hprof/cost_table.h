@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Costs charged to traces: CPU samples (count), or with cpu=times calls and time per trace.
 #pragma once
 

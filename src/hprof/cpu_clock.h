@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A thread's CPU time at every method event without a system call per event. Reading the thread
 // CPU clock (CLOCK_THREAD_CPUTIME_ID) enters the kernel; the time-stamp counter and the monotonic
 // clock are read in user space. So every interval between two events of a thread is timed with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=samples. By default (sampler=cputime) the JVMPI runtime's CPU-time sampler (jvmpi_ext.h)
 // takes a sample each time a thread has used `interval` ms of CPU, where the thread is, and this
 // class's thread drains them into the CPU SAMPLES table. With sampler=suspend it is the paper's

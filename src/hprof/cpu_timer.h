@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=times (and cpu=old): exact call counts and times per trace from METHOD_ENTRY/METHOD_EXIT.
 // Each thread keeps a shadow stack of the methods it is in, with the thread's CPU time at entry
 // (estimated without a system call per event, see cpu_clock.h), so time a thread spends off the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Appends to HPROF's output file. Large writes (a heap dump's segments) go around the page cache
 // (O_DIRECT) where the file and its file system allow it: a dump of gigabytes is written once and
 // not read back by this process, and putting it in the page cache costs the dumping thread a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HEAP DUMP section of java.hprof.txt, from JVMPI's level-2 heap dump.
 #pragma once
 

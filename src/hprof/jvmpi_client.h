@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JVMPI interface HPROF runs on, and the few helpers every part of HPROF uses with it.
 #pragma once
 

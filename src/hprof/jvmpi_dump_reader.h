@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing JVMPI's level-2 heap dump buffer (JVMPI spec §4.2; integers big-endian, IDs native) into
 // records, with the class information from CLASS_LOAD that the record lengths depend on.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // monitor=y: time spent blocked on contended monitors per trace and monitor class (MONITOR TIME),
 // the WAIT/WAITED/SLEEP lines, and the MONITOR DUMP section with deadlock detection.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The class of an object HPROF meets only by ID (a monitor), found with RequestEvent(OBJECT_ALLOC).
 #pragma once
 

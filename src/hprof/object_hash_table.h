@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Objects by JVMPI object ID in an open-addressing hash table (linear probing, deletion by backward
 // shift) with the entries stored inline: ObjectTable's home for objects that outlived its directly
 // indexed window of young IDs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The objects heap=sites tracks, by JVMPI object ID. The runtime hands out IDs as consecutive
 // multiples of 8 (object_ids.h), and most objects die young, so recent IDs are kept in a window of
 // chunks indexed directly by ID: an allocation writes the next slot of the newest chunk (no

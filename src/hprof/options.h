@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HPROF's command-line options (-agentlib:hprof=<options>), with JDK 8's names, values, defaults
 // and derived switches.
 #pragma once

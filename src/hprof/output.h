@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where HPROF's report goes: a file (created at start-up, re-created if it exists, or with a pid
 // suffix when force=n) or a TCP connection (net=host:port). Writes are serialised.
 //

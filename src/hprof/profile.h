@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of an HPROF run, wired together: options, output, the tables filled from events, and
 // the profilers. Each part keeps its own state and lock; this only holds them.
 #pragma once

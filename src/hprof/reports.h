@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing HPROF's reports: everything the options ask for, at exit (doe=y), on SIGQUIT, and on
 // the net= commands.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What HPROF learns from CLASS_LOAD and THREAD_START, and the stack traces it records, each with
 // the serial numbers its reports use (JDK 8's ranges: classes 100001.., threads 200001..,
 // traces 300001.., frames 500001..; trace 300000 is the empty trace, thread 200000 "unknown").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JDK 8's java.hprof.txt layout: the header, THREAD START/END lines, TRACE records, and the
 // SITES, CPU SAMPLES and CPU TIME sections (docs/hprof-text-format.md).
 #pragma once

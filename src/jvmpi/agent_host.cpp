@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JVMTI agent entry point: java -agentpath:libjvmpi.so=<agent>[:<agent options>] App.
 // Sets up JVMTI, loads the JVMPI agent library, and calls its JVM_OnLoad with a JavaVM whose
 // GetEnv hands out the JVMPI interface.

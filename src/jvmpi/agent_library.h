@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding and starting the JVMPI agent library named in -agentpath:libjvmpi.so=<agent>[:<options>].
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OBJECT_ALLOC for every allocation, from JVMTI's allocation sampler set to sample each one
 // (interval 0). The sampler sees allocations from bytecode, reflection, JNI and the VM itself,
 // in interpreted and compiled code alike, which bytecode insertion alone would not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The calling thread's stack with bytecode indexes where GetCallTrace puts source lines, and the
 // line of an index on demand (jvmpi_ext.h: GetCallTraceLocations, LineOfLocation). An agent that
 // only tells stacks apart, once per allocation, keys on indexes and asks for lines once per

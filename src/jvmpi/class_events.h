@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CLASS_LOAD, CLASS_UNLOAD and CLASS_LOAD_HOOK, and requested CLASS_LOAD.
 #pragma once
 

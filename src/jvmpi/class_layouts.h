@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the heap and object dumps need to know about each class before walking the heap (the walk's
 // callbacks may not call JVMTI): its shape, its fields in dump order with the indexes JVMTI's heap
 // walk reports them by, its superclass and interfaces. Cached per class until it is unloaded.

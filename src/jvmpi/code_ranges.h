@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the VM's generated code lies, for the CPU-time sampler's signal handler: the stubs and the
 // interpreter (JVMTI DynamicCodeGenerated), the code cache (from hotspot_vm_structs.h: the rest of
 // it is compiled Java code) and, when the agent enabled CompiledMethodLoad/Unload, each compiled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // COMPILED_METHOD_LOAD (with the code-offset to source-line table) and COMPILED_METHOD_UNLOAD.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU-time sampling for the extension interface (jvmpi_ext.h): a per-thread timer on each Java
 // thread's CPU clock sends that thread SIGPROF; the handler records the thread's Java stack with
 // HotSpot's AsyncGetCallTrace into a fixed ring, and DrainCpuSamples later resolves lines and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-thread CPU-time timers behind the CPU-time sampler: each sends its thread the sampling
 // signal every interval of that thread's own CPU time. Two kinds:
 //  - perf events (PERF_COUNT_SW_TASK_CLOCK, one per thread): an hrtimer counts the thread's CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DATA_DUMP_REQUEST (SIGQUIT, through JVMTI's DataDumpRequest) and DATA_RESET_REQUEST (SIGUSR1,
 // which the VM leaves unused; JVMTI has no reset request of its own).
 #pragma once

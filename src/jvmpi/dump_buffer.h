@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A growable byte buffer for the heap, object and monitor dumps: integers big-endian (as JVMPI's
 // dump formats require), IDs and pointers in native size and byte order. Backed by mmap/mremap so
 // that growing a dump of a large heap moves pages instead of copying them, and memory goes back

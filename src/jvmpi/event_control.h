@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EnableEvent, DisableEvent and RequestEvent: which JVMPI events this runtime can produce, and
 // the JVMTI events each one needs switched on.
 #pragma once

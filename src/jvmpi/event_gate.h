@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one way events reach the agent's NotifyEvent: which event types the agent enabled, whether
 // delivery has begun (JVM_OnLoad returned) or ended (JVM_SHUT_DOWN sent), and in-flight tracking so
 // that shutdown waits for events already being delivered.

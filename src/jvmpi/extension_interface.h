@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The extension table (jvmpi_ext.h) that GetEnv hands out for JVMPI_EXT_VERSION_1.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A thread in the VM or in native code keeps its last Java frame in its frame anchor, but HotSpot
 // fills the anchor's PC in lazily: code that calls into the VM from a stub or compiled code may
 // leave it null until the VM needs a walkable stack (JavaFrameAnchor::make_walkable takes it from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GC_START/GC_FINISH, and everything the collector frees (class unloading).
 //
 // JVMTI reports collections on a VM thread with every Java thread stopped, where an agent handler

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HEAP_DUMP (levels 0, 1 and 2) and OBJECT_DUMP, in the record formats of the JVMPI
 // specification (section 4), built from a JVMTI heap walk (FollowReferences) that starts at the
 // GC roots, so the dump holds exactly the live objects.

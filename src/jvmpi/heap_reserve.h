@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A little Java heap held back for the VM's own shutdown.
 //
 // When a program dies of OutOfMemoryError with its heap still full, HotSpot cannot allocate the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hooks that instrumented code calls deliver events to the agent, whose handler may run
 // instrumented Java code again; the hooks that nested code reaches report nothing (the agent would
 // otherwise recurse, or see its own work).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hotspot_vm_structs.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HotSpot's exported description of its own data structures (gHotSpotVMStructs, the table its
 // Serviceability Agent reads): where a static field lives, or at which offset a field lies. The CPU
 // sampler reads two things through it, outside its signal handler: the code cache's bounds and

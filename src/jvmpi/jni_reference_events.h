@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JNI_GLOBALREF_ALLOC/FREE and JNI_WEAK_GLOBALREF_ALLOC/FREE, from JVMTI's JNI function-table
 // interception: NewGlobalRef, DeleteGlobalRef, NewWeakGlobalRef and DeleteWeakGlobalRef are
 // wrapped for every thread. The runtime's own references are not reported.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JVMPI function table handed to the agent.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Access to the VM and our JVMTI environment, and small helpers for JVMTI-owned memory.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Method IDs as the agent knows them. A frame still running the old version of a method whose
 // class was retransformed (for METHOD_ENTRY, MONITOR_CONTENDED_EXIT ...) while the frame was
 // active is named by JVMTI with an ID of its own, for the obsolete method, which no CLASS_LOAD

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The VM's life as the agent sees it: JVM_INIT_DONE at VM init (after the classes and threads that
 // predate it have been announced), JVM_SHUT_DOWN at VM death, and ProfilerExit.
 #pragma once

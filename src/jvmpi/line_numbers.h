@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Source line numbers of bytecode locations, with a per-method cache of JVMTI line tables.
 #pragma once
 

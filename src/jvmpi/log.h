@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-line diagnostics on stderr, prefixed so users can tell our messages from the VM's.
 #pragma once
 

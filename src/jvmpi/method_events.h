@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // METHOD_ENTRY, METHOD_ENTRY2, METHOD_EXIT and INSTRUCTION_START through bytecode insertion.
 //
 // JVMTI's own MethodEntry/MethodExit force every thread into the interpreter. Instead, while one of

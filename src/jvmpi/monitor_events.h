@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Java monitor events: MONITOR_CONTENDED_ENTER/ENTERED, MONITOR_WAIT/WAITED, and the Thread.sleep
 // convention (WAIT/WAITED with a NULL object), which comes from wrapping the VM's sleep native.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MONITOR_CONTENDED_EXIT: a thread releases a Java monitor that other threads are blocked on.
 //
 // JVMTI reports no monitor exit. While the agent has the event enabled, classes are instrumented

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Object events that exist in this part of the runtime: requested OBJECT_ALLOC (the defining
 // event of an object ID the agent has not seen).
 #pragma once

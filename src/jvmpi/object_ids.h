@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JVMPI object IDs. An object's ID is its JVMTI tag, so it stays the same while the collector
 // moves the object, and stays valid until the object is freed (OBJECT_MOVE is never needed).
 // Tags are multiples of 8 so the IDs look like aligned pointers to agents that hash them.

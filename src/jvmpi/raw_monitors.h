@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JVMPI raw monitors: JVMTI raw monitors plus the owner and contention bookkeeping that the
 // RAW_MONITOR_CONTENDED_* events (and the monitor dump) need.
 #pragma once

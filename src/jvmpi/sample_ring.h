@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fixed ring of stack samples that signal handlers fill and one drainer empties. Producers
 // claim a slot with one compare-and-swap and publish it with a sequence number (the bounded queue
 // of Dmitry Vyukov), so a handler never blocks and never allocates: when the ring is full the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recovery of the CPU samples AsyncGetCallTrace cannot walk. HotSpot's walker gives up
 // (unknown_Java, not_walkable_Java) when the interrupted PC is in code that has no Java frame it
 // knows: a stub the compiled code or the interpreter called without setting the thread's frame

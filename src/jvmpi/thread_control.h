@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JVMPI functions that act on threads: call traces, suspension, status, ThreadHasRun, CPU
 // time, system threads, thread-local storage and thread objects.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // THREAD_START and THREAD_END, requested THREAD_START, and the runtime's own threads.
 #pragma once
 

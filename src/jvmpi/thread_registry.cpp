@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "thread_registry.h"
 
 #include <pthread.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The threads the agent knows, keyed by JNIEnv* (JVMPI's thread ID), with their per-thread state:
 // the agent's thread-local storage and the CPU-time marks that ThreadHasRun compares.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Makes JavaVM->GetEnv answer the JVMPI interface versions. Today's VMs refuse them (JNI_EVERSION
 // and a message on stdout), so the VM's invocation table is replaced by a copy whose GetEnv
 // answers JVMPI versions itself and passes every other request on. The VM's JavaVM structure is

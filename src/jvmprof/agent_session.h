@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One profile the server shows: a JVM's HPROF stream (net=host:port) or a saved file. A reader
 // thread owns the socket or file: it always reads, parses, and publishes a snapshot of the profile
 // that HTTP handlers read without ever holding up the reader (so a slow UI never blocks the JVM).

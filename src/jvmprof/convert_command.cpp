@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof convert: an HPROF profile (java.hprof.txt or java.hprof) to collapsed stacks, pprof,
 // speedscope JSON or a self-contained HTML flame graph.
 #include "convert_command.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof diff OLD NEW: per-class growth between two dumps.
 #include <cstdio>
 

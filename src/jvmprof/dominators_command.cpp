@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof dominators DUMP: the objects retaining the most, with what they retain.
 #include <cstdio>
 

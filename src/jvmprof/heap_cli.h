@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared argument handling and output helpers of the heap-analysis subcommands.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heap-analysis subcommands (src/analysis behind them), one file each.
 #pragma once
 

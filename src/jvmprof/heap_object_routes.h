@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web UI's object view and dump comparison: JSON routes over the analysis library.
 //   GET /api/profiles/N/heap/object?id=0x..[&offset=K&limit=L]    fields, elements, statics
 //   GET /api/profiles/N/heap/referrers?id=0x..[&offset=K&limit=L] who points at it, paged

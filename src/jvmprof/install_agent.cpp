@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `jvmprof install-agent`: makes `-agentlib:hprof` and `-Xrunhprof` work with a JDK without
 // LD_LIBRARY_PATH. The JVM looks for agent libraries in its own lib/ directory, so the installed
 // agents are linked there (symbolic links named as the files they point to). A link is ours when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `jvmprof install-agent`: links the installed HPROF agent into JDKs' lib/ directories.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof: dispatches `jvmprof SUBCOMMAND [ARGS...]` to the subcommand's entry point.
 #include <cstdio>
 #include <cstring>

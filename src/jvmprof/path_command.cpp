@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof path DUMP OBJECT: shortest paths from GC roots to an object.
 #include <cctype>
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve: receives HPROF agents' net= streams, opens saved profiles, and serves the web UI.
 #include "serve_command.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve: the live front end (agents' net= streams, saved profiles, web UI).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiles `jvmprof serve` shows: connected JVMs and opened files, by id. Sessions stay after
 // their JVM goes away, so what it sent can still be looked at.
 #pragma once

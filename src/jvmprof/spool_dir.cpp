@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "spool_dir.h"
 
 #include <dirent.h>

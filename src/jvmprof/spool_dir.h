@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The private directory `jvmprof serve` spools live streams into (/tmp/jvmprof-serve-XXXXXX).
 // A serve that is killed (SIGKILL, a crash) cannot remove it; the next serve does: each spool
 // directory names its owner in `owner.pid`, and one whose owner is no longer a running jvmprof is

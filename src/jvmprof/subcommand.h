@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A jvmprof subcommand: a name, a one-line summary for `jvmprof --help`, and its entry point,
 // which gets the arguments after the subcommand's name and returns the process exit status.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of jvmprof's subcommands. A new subcommand adds its declaration and one row here.
 #include <cstdio>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof summary DUMP: counts, sizes and the class histogram.
 #include <cstdio>
 #include <ctime>

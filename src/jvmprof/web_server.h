@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web UI's HTTP server (cpp-httplib): static assets embedded in jvmprof, and a JSON API over
 // the session registry. Every request must carry the session token (query `token`, header
 // X-Jvmprof-Token, or the cookie set by the first page load) and name an allowed Host; a request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The format=b (java.hprof) side of StreamReader: the formats library's StreamParser with a
 // visitor that keeps the names, frames and traces and the report records.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Differential exports of two profiles: two-column folded stacks and a self-contained HTML page
 // with web/diff-flame.js.
 #include <cmath>

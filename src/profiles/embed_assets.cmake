@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes a C++ header holding text files as raw string literals, so that jvmprof carries its web
 # assets and needs no files at run time. Run with -DOUT=header -DNAMES=a;b -DFILES=pathA;pathB.
 set(text "// Generated from web/ by src/profiles/embed_assets.cmake: do not edit.\n#pragma once\n#include <string_view>\nnamespace web_assets {\n")

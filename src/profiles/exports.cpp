@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pprof, speedscope and HTML exports of a profile's stacks.
 #include <map>
 #include <nlohmann/json.hpp>

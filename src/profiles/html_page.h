@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces shared by the self-contained HTML exports (flame graph, differential flame graph).
 #pragma once
 

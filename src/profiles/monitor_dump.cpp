@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MONITOR DUMP text as a model, and deadlocks as cycles of its wait-for graph.
 #include <algorithm>
 #include <charconv>

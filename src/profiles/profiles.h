@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // profiles: HPROF's CPU, allocation-site, monitor and thread reports as a model, read from
 // java.hprof.txt (format=a) or java.hprof (format=b), whole files or streams fed piece by piece,
 // and written as collapsed stacks, pprof, speedscope JSON or a self-contained HTML flame graph.

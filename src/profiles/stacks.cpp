@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A profile's report rows as weighted root-first stacks, and the two text exports built straight
 // from them: collapsed stacks and the flame-graph tree as JSON.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StreamReader: tells the two formats apart by their first bytes and hands the bytes to the text
 // parser (line by line) or the formats library's binary StreamParser.
 #include <chrono>

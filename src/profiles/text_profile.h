@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The format=a (java.hprof.txt) parser behind StreamReader: line by line, one section at a time.
 #pragma once
 

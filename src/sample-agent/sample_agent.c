@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A sample JVMPI agent, written in plain C against jvmpi.h the way agents of the JDK 1.2 era were.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Going down the dominator tree (HeapDump::dominated, dominator_roots) on a synthetic dump whose
 // tree is known, and the indexing progress callback (OpenOptions::on_progress).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dominators and retained sizes on hand-built graphs with known answers, and against a
 // brute-force checker (remove each node, recompute reachability) on thousands of random graphs.
 #include "dominators.h"

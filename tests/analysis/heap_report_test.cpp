@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the analyzer tells its user beyond the numbers, on synthetic dumps: class objects named
 // for their class, damage counted with the first offending record's offset, chains of
 // single-child dominators as one entry, suspects merged by memory and led by their holder, G1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Truncated, corrupt and hostile dumps: one clear error (byte offset and record), never a crash,
 // a hang or an allocation sized by an unchecked length. Run under ASan/UBSan in the SANITIZE build.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Looking objects up by id (the index's id table): every object of a synthetic dump is found as
 // itself, with its class and size, on a fresh index and on a reopened saved one, for both
 // identifier sizes; ids that are not in the dump are not found.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The saved index's per-section checks (index format v3, v4): reopen checks the header (with the
 // section table) and the small class and summary sections only; every other section is checked
 // on its first use, and one that fails is reported on stderr once and the index rebuilt from the

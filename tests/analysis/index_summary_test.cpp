@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The saved summary section (index format v4): the summary counts and the per-class totals are
 // computed once when the index is built and saved with it; a reopened dump's summary() and class
 // histogram read them instead of walking every object and the dominator tree. They must equal

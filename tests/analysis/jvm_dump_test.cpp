@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Real dumps of AnalysisHeapProgram, whose heap has planted structure: the analyzer reports the
 // planted facts exactly. jcmd dumps (JDK 17 and 25) are also checked against jcmd's class
 // histogram of the same moment and diffed against a second dump taken after the leak grew.

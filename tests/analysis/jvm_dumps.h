@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heap dumps of AnalysisHeapProgram (tests/analysis/java) made by the JVM (`jcmd GC.heap_dump`,
 // JDK 17 and 25) and by our HPROF (heap=dump,format=b at exit), each made once, by the one test
 // that reads it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The object view (fields with values, paged elements, statics, referrers) on synthetic dumps
 // whose contents are known, and text (format=a) heap dumps written by hand from
 // docs/hprof-text-format.md: converted, they answer like binary dumps; bad ones are one error.

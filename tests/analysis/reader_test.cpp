@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The analyzer on synthetic dumps whose sizes, dominators and paths are known: both identifier
 // sizes, 1.0.1 and segmented 1.0.2, weak references, strings, the saved index, gzip input.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A check shared by the synthetic and the JVM dump tests: the saved summary section of a dump's
 // index gives the answers walking the index gives.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds small heap dumps for the analyzer's tests with src/formats' writer: classes with
 // instance fields and statics, instances, arrays and roots, described by names and small ids.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files for the analysis tests: a per-process temporary directory per suite, whole-file reads and
 // writes, and a flipped byte (the corrupt-index tests).
 #pragma once

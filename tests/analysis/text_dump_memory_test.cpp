@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text heap-dump converter's memory is bounded by the classes, not by the text: a text
 // profile of ~45 MB (300k instances, big arrays) converts with a peak RSS growth of a few MB,
 // checked from the kernel's peak-RSS counter (VmHWM, reset through /proc/self/clear_refs); and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command-line driver used by the tests and for debugging:
 //   bci_tool roundtrip <dir>                     read+write every class, compare bytes
 //   bci_tool instrument <in> <out> <tracker> [hooks [index]]   instrument a class tree

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-directory operations over class trees (a jimage extraction or javac output).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behavioural tests: programs from java/bci-tests are instrumented with bcitest.RecordingTracker,
 // run on JDK 17 (and 25 when installed), and must
 //  - print exactly what the uninstrumented program prints,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds small class files for unit tests: one class with static methods given as raw code.
 #pragma once
 

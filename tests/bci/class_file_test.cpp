@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reader/writer round trip and malformed input: every problem is a bci::ClassFormatError naming
 // the problem and the offset, never a crash.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test fixture: extracts a JDK's runtime image (lib/modules) into OUT once, with jimage.
 # A missing JDK is not an error: the tests that need it print that they were skipped.
 if(NOT EXISTS "${JDK}/bin/jimage")

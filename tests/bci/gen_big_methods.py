@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes java/bci-tests/bciprog/BigMethods.java: methods sized so that instrumentation has to
 widen branches (medium: short branches that grow past 32 KiB with instruction hooks) and one
 near the 64 KiB code limit (big: javac emits goto_w). Run from the repository root."""

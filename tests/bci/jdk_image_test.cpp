@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole runtime images: every class of JDK 17 (and JDK 25 when installed) must round-trip byte
 // for byte, and, instrumented with every hook, must load and pass HotSpot's verifier.
 #include <gtest/gtest.h>

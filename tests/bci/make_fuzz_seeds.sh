@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds a seed corpus for bci_class_file_fuzzer from class files the build already has:
 #   tests/bci/make_fuzz_seeds.sh <build dir> <corpus dir>
 # The test programs (javac output, the version 49 jsr/ret rewrite made by the behaviour tests)

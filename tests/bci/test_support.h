@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the bci tests: files, JDK locations, child processes, stub tracker classes.
 #pragma once
 

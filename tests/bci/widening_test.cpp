@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Branch widening: CodeBuilder layout, and instrumented methods whose branches grow out of range.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads a heap dump written by the JVM itself (JDK 17, HotSpotDiagnosticMXBean.dumpHeap, the same
 // writer as `jcmd <pid> GC.heap_dump`) of FormatsHeapDumpProgram, whose objects are known.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed and truncated inputs: a FormatError naming the problem and the offset, never a crash.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writer -> reader round trips of every record and sub-record, with identifier sizes 4 and 8.
 #include <gtest/gtest.h>
 

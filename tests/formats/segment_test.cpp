@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heap dumps split into HEAP DUMP SEGMENTs: by length patching on seekable sinks, by bounded
 // buffering on streams; 1.0.1 single records; top-level records during an open dump.
 #include <fcntl.h>

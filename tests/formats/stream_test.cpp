@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StreamParser: the same callbacks as parse() whatever the chunking; errors at the same offsets.
 #include <gtest/gtest.h>
 

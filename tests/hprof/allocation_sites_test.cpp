@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AllocationSites records allocations in per-thread buffers merged off the hot path: the counts
 // stay exact with many allocating threads, with threads that end before their buffer fills, and
 // with frees of objects still in another thread's buffer.

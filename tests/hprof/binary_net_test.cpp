@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // format=b read back with the independent reader of src/formats (hprof_format.h), and net=:
 // the same stream to a loopback receiver, its command protocol, and a closed port.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ChunkWorker: chunks are processed once each, in the order they were added, from copies (the
 // caller may reuse its buffer as soon as add returns); wait_idle means every chunk added before
 // it is done; an exception on the thread is reported by failed() and later chunks still run.

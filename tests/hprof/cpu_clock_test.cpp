@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-thread CPU time estimate of cpu=times (src/hprof/cpu_clock.cpp), with a scripted
 // monotonic clock and a scripted thread CPU clock: time off the CPU is never charged, time on it
 // is, and the thread CPU clock is read rarely while events come fast.

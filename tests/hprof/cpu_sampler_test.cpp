@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=samples with the runtime's CPU-time sampler (the default; sampler=cputime): known answers
 // from hproftest.CpuSplit, whose main thread reports the CPU each of its three methods took, and
 // robustness runs (hproftest.SamplerStress) that must end cleanly with a well-formed profile.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=times bookkeeping (src/hprof/cpu_timer.cpp) against a plain model of it: random method
 // entries and exits on several threads, with a scripted CPU clock, must give exactly the calls,
 // self times and inclusive times per trace that the model computes by building every trace from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=times charges CPU time, not wall time, and takes it without a system call per method event:
 // java/hprof-tests/hproftest/SleepSpin.java sleeps in nap() and computes in spin() for the same
 // wall time, and prints the CPU time the JVM's thread CPU clock gave each phase.

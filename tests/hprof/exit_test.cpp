@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // However the program ends, the profile is complete and well formed: normal end, System.exit(3),
 // an uncaught exception, SIGTERM, OutOfMemoryError; and SIGQUIT dumps mid-run.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileAppender, HPROF's output file: appends of every size and alignment read back whole, large
 // ones go around the page cache (their pages are not in it afterwards, where those of ordinary
 // writes are), and without direct I/O nothing does.

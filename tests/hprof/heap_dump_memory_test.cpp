@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A heap dump does not need memory in proportion to the heap: HPROF takes it through the
 // runtime's streamed dump and writes it chunk by chunk. Measured on the JVM under test: its peak
 // resident set (VmHWM, reset through /proc/<pid>/clear_refs just before) while a SIGQUIT dump of

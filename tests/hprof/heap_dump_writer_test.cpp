@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HPROF's format=b heap dump to a file, without a JVM: a planted JVMPI level-2 dump (primitive
 // arrays, some of them tracked by heap=sites with a known allocation trace, some not) goes
 // through BinaryReport, which converts and writes it on its dump worker thread in chunks, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text heap dump (format=a) where scripts look, as JDK 8 wrote it: an ARR's sz is its
 // elements' bytes without header, an object array names its own array class (name and ID of a
 // CLS record), and every class record and system-class root has a name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hprof_check FILE...: the structural check of the HPROF tests (hprof_text.cpp) as a command, for
 // scripts that run real programs under HPROF (scripts/real-programs.sh). Prints one line per file;
 // exits 0 when every file is a well-formed java.hprof.txt, 1 when one is not, 2 on bad arguments.

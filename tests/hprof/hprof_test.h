@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the HPROF tests: one instance per JDK (17 always; 25 when installed, else the
 // test is skipped), a fresh working directory per test, and helpers to run a test program under
 // HPROF and read its java.hprof.txt.

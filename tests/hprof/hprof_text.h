@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A parser and structural checker for HPROF's text output (java.hprof.txt, format=a), following
 // JDK 8's layout (/work/shared/hprof-formats.md section 5, docs/hprof-text-format.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpu=samples (sampler=cputime) where the time goes into HotSpot's intrinsics: known answers from
 // hproftest.IntrinsicSplit, whose main thread measures the CPU each of its work methods took.
 // AsyncGetCallTrace cannot walk a thread stopped in a stub; the runtime walks again from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Known-answer tests: programs whose profile is known in advance (java/hprof-tests/hproftest),
 // run under HPROF, and the facts their java.hprof.txt must state.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small launcher for the HPROF tests: runs `java` with LD_LIBRARY_PATH pointing at the built
 // libhprof.so, in a working directory of the test's own, with a time limit, and captures the exit
 // status, stdout and stderr. A running JVM can be watched, signalled and fed on stdin.

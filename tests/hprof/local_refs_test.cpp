@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JNI local references do not pile up on application threads under any HPROF mode. A JVMTI or
 // JVMPI callback, or a native hook, that runs on an application thread must leave that thread's
 // local references as it found them: a thread that stays in one long-running frame (or in native

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HPROF's net= writer with format=b, without a JVM: a Java thread's event (a class load, a thread
 // start) never waits for a report that holds the binary report's lock while it waits for room in
 // the queue of a front end that reads nothing. The handshake is the writer's own state: the test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ObjectTable (src/hprof/object_table.*: a window of young IDs indexed directly, the rest in
 // ObjectHashTable) and ObjectHashTable on its own, against std::unordered_map: every put, find and
 // remove must agree, through growth, deletions inside probe runs that wrap around the end, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AllocationSites::object_traces (the heap dump's batched lookup) answers what object_info answers
 // one object at a time: for objects in ObjectTable's window of young IDs, in its hash table (IDs
 // far apart, odd IDs, survivors of retired chunks), freed ones, unknown ones and null.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HPROF's options: every option of the help table accepted with its valid values and rejected
 // with bad ones, help, _JAVA_HPROF_OPTIONS, file=, force=n, depth=, lineno=, cutoff=, doe=,
 // verbose=, thread= and -Xrunhprof.

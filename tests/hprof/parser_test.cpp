@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The structural parser's own tests: a well-formed profile in JDK 8's layout passes, and each kind
 // of damage is reported. No JVM is run.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small server's shape (java/hprof-tests/hproftest/ServerLoad.java: worker threads burning CPU,
 // allocating at one site and taking a shared lock) under every HPROF mode with 1, 8 and 32
 // threads: each run completes and its report names the known hot method, allocation site and

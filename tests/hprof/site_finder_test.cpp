@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SiteFinder (src/hprof/allocation_site_memo.*) against the plain way (intern the trace, look the
 // site up): the same sites for the same stacks, through the per-thread memo and the shared table,
 // and with bytecode indexes (GetCallTraceLocations) turned into lines only for new stacks: indexes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HPROF's binary heap dumps opened by a reader we did not write: VisualVM's heap library (Debian's
 // visualvm package), driven by tests/support/visualvm/VisualVmCounts.java. Its per-class instance
 // counts are compared with the JVM's own class histogram (`jcmd GC.class_histogram`) taken while

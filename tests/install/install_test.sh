@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install tests, run by CTest: `cmake --install` to a temporary prefix; `jvmprof install-agent`
 # into a copy of each JDK (17, and 25 when installed), then the demo under -agentlib:hprof and
 # -Xrunhprof from another directory with no LD_LIBRARY_PATH; a foreign file blocks the links;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocation agent's report (agents/alloc_agent.c): per-label statistics and event counters.
 #pragma once
 

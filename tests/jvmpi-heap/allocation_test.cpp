@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation accounting: OBJECT_ALLOC and OBJECT_FREE counted per class against a Java program
 // that allocates known numbers of known objects and arrays, drops a known third of them, collects
 // until each dropped one is gone, and keeps the rest (java/heap-tests/jvmpiheap/AllocProgram.java).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ARENA_NEW once, arena 1, before the first OBJECT_ALLOC (every OBJECT_ALLOC in arena 1);
 // OBJECT_MOVE and ARENA_DELETE can be enabled but are never sent, also across collections that move
 // objects (ArenaProgram.java).

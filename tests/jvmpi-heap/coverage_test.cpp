@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation coverage: for every way a program gets a new object (bytecode in the interpreter and
 // in JIT-compiled code, reflection, clone, JNI, method handles, deserialization, boxing, string
 // concatenation, VM-thrown exceptions, lambdas, proxies, Unsafe, a new thread), the share of those

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dump_parser.h"
 
 #include <jvmpi.h>

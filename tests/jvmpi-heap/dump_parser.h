@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers of the JVMPI dump buffers (spec section 4; docs/../shared/jvmpi-abi.md section 7:
 // u2/u4/u8 big-endian, IDs native 8-byte pointers): HEAP_DUMP at levels 0, 1 and 2, OBJECT_DUMP
 // and MONITOR_DUMP, plus the text files the dump agent writes next to the buffers (class and

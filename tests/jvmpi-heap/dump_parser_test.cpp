@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dump parsers on hand-built buffers (no JVM): what they accept, what they decode, and that
 // they reject malformed input instead of misreading it.
 #include "dump_parser.h"

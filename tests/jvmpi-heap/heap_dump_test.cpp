@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HEAP_DUMP checked against the truth of a Java program's heap (HeapDumpProgram.java): instance
 // counts, field values of every primitive type and references (a linked list, a tree, an array of
 // the tree's nodes), primitive array contents, static values, roots of the expected kinds, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared fixture of the heap tests: the JDKs to run on, a fresh output directory per test, running
 // a Java program of java/heap-tests under libjvmpi.so with one of this directory's agents, and the
 // FACT lines the programs print.

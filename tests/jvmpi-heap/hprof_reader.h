@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A minimal reader of the JVM's own binary heap dumps (JAVA PROFILE 1.0.2, written by
 // `jcmd <pid> GC.heap_dump` or HotSpotDiagnosticMXBean.dumpHeap): object counts per class, to
 // cross-check the JVMPI heap dump. Independent of src/formats on purpose.

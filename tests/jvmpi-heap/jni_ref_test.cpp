@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JNI global and weak global references made and deleted by a native library (JniRefProgram.java):
 // JNI_GLOBALREF_ALLOC/FREE and JNI_WEAK_GLOBALREF_ALLOC/FREE with the reference the library got,
 // the ID of the right object (checked with RequestEvent(OBJECT_ALLOC, obj_id) in the agent's

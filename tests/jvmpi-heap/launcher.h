@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small JVM launcher for the heap tests: spawns a process with arguments and extra environment,
 // captures its stdout and stderr in files, and kills it (its whole process group) on a timeout.
 #pragma once

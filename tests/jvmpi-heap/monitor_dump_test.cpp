@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MONITOR_DUMP of a known situation (MonitorProgram.java): two threads deadlocked on two Java
 // monitors, a third waiting to be notified on another, and a JVMPI raw monitor held by one agent
 // thread while another blocks entering it. Owners, entry counts, both waiter lists, traces and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OBJECT_DUMP: one record each for a known instance, an object array, a primitive array and a
 // class object, with the right contents (ObjectDumpProgram.java).
 #include <gtest/gtest.h>

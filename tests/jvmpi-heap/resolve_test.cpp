@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RequestEvent(OBJECT_ALLOC) and RequestEvent(OBJECT_DUMP) answer for the object whose ID was
 // given, with its class and size, right after allocation, after full collections that compact the
 // heap, and for objects allocated after them; a collected object's ID answers JVMPI_FAIL

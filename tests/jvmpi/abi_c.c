@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Measures abi_facts.def with the C compiler: agents are C programs, so the layout they see is
  * the one that matters most. abi_test.cpp compares these numbers with the expected ones. */
 #include "abi_c.h"

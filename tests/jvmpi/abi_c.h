@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the C compiler measured of jvmpi.h (see abi_c.c). */
 #ifndef JVMPITEST_ABI_C_H
 #define JVMPITEST_ABI_C_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmpi.h against the binary facts of the original header (shared/jvmpi-abi.md sections 1-6),
 // as compiled by C (abi_c.c) and by C++ (here). No JVM needed.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Classes: CLASS_LOAD contents against what the program knows about its own class, requested
 // CLASS_LOAD, classes of the start-up, CLASS_UNLOAD and CLASS_LOAD_HOOK.
 #include <set>

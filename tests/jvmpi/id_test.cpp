@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IDs resolve the moment the runtime hands them over: inside the CLASS_LOAD events of VM start-up
 // (before the live phase, when JVMTI cannot look tags up), along the chain "object -> its class ->
 // its class ..." that HPROF-lineage agents follow (java.lang.Class's class object ends it with a

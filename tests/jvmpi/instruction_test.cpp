@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // INSTRUCTION_START: original bytecode offsets, and the branch details of if, tableswitch and
 // lookupswitch, against the agent's own decoding of the original class file. Skipped while
 // docs/jvmpi-conformance.md lists the event as "later" (EnableEvent must then refuse it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launches a real JVM with libjvmpi.so and a conformance agent, with a time limit, and captures
 // its exit status, stdout and stderr; and reads the agents' line logs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture of the JVMPI conformance tests: every test runs once per JDK (17, and 25 when it
 // is installed), launching a real JVM with libjvmpi.so and one of the conformance agents.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What agents of the HPROF lineage do, and the IDs they must be able to resolve: every class ID in
 // an exit heap dump taken after every event was disabled, every method ID in GetCallTrace during
 // THREAD_START and after METHOD_ENTRY instrumented running methods (also MONITOR_DUMP traces),

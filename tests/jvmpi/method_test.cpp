@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // METHOD_ENTRY, METHOD_ENTRY2 and METHOD_EXIT. docs/jvmpi-conformance.md says whether the runtime
 // offers them yet: while it says "later", EnableEvent must answer JVMPI_NOT_AVAILABLE and the rest
 // is skipped; once it says anything else, the events are checked in full.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GC events, COMPILED_METHOD_LOAD, the data dump/reset requests, and EnableEvent/DisableEvent.
 #include <signal.h>
 

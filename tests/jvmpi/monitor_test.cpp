@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw monitors (functions and contention events) and Java monitor events.
 #include "jvmpi_test.h"
 

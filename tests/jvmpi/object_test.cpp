@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Object events and dumps (runtime part 2): OBJECT_ALLOC, ARENA_NEW, OBJECT_FREE, OBJECT_MOVE,
 // JNI global reference events, and the OBJECT_DUMP, HEAP_DUMP and MONITOR_DUMP requests.
 #include <set>

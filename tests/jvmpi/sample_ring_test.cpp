@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU sampler's ring (src/jvmpi/sample_ring.h): what producers publish comes out once each, in
 // claim order, nothing is lost or duplicated when several threads produce at once, and a full ring
 // refuses instead of overwriting.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Start-up: JVM_OnLoad's arguments, GetEnv for every JVMPI version (at start-up and later from
 // JNI code), the order of delivery, the life-cycle events, and the failure paths.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every event of a thread comes between its THREAD_START and its THREAD_END, on every thread the
 // program has, including the thread that ends the VM (DestroyJavaVM), which the launcher attaches
 // on the OS thread that ran main and which may get main's JNIEnv address back. Agent:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads: THREAD_START/THREAD_END contents and order, thread-local storage, CreateSystemThread,
 // SuspendThread/ResumeThread with ThreadHasRun and GetThreadStatus (and resuming a thread suspended
 // in its THREAD_END), and ProfilerExit.

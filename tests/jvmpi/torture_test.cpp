@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API torture test: every function of the interface from every kind of thread an agent meets,
 // with valid, NULL, never-issued and stale IDs (agents/torture_agent.c, TortureProgram.java).
 // The VM must neither crash nor hang, and every documented answer must hold.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GetCallTrace (own thread and a suspended other thread) and GetCurrentThreadCpuTime.
 #include "jvmpi_test.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the browser tests share: known-answer checks, starting `jvmprof serve` (its agent port,
 UI URL and token) and headless Chromium (Debian chromium + chromium-driver, python3-selenium),
 waiting on conditions (never on time alone), screenshots, and stopping it all.

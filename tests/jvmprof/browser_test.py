@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jvmprof serve in real headless Chromium (Debian chromium + chromium-driver, python3-selenium).
 
 Starts `jvmprof serve`, a JVM running jvmproftest.LiveHog under HPROF with net= to it, opens the

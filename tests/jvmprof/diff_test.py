@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jvmprof convert --diff against a known answer: jvmproftest.ShiftHog spends PERCENT of its work
 in hotA() and the rest in coldB() (both through one work() method). Profiled under cpu=samples (1 ms) at
 20 % and at 70 %, the share of the samples in hotA (total: stacks through it) moves by +50 points and coldB's by -50 (less the small share of samples

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jvmprof convert on a real profile whose answer is known (hproftest.CpuHog: burn() is the hot
 method), each export opened by a reader we did not write:
   collapsed  - the burn() stack carries exactly CPU SAMPLES' count for burn's trace

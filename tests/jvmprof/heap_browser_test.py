@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jvmprof serve's object view, text heap dumps and dump comparison in real headless Chromium
 (Debian chromium + chromium-driver, python3-selenium).
 

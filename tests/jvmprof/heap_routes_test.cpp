@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve's object view and dump comparison over HTTP (the web server on a loopback port,
 // cpp-httplib's client), on text profiles whose heaps are known: two saved files and a live
 // format=a stream whose heap dump arrives over a socket.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The live views as a service owner uses them, in headless Chromium (Debian chromium +
 chromium-driver, python3-selenium), against jvmproftest.LiveService under HPROF
 (cpu=samples,heap=sites,monitor=y,thread=n,depth=4,net=):

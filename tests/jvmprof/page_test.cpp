@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flame-graph page's context and stacks, on a java.hprof.txt whose answer is known: lambda
 // frames lose their run-specific hidden-class names, stacks as deep as HPROF's depth= go under
 // one "[truncated ...]" frame instead of making false roots, and the context rows are shown,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The profiles library on profiles whose answer is known: a hand-written java.hprof.txt and the
 // same facts written as format=b by the formats library's writer must give the same stacks with
 // exact counts; streams fed in pieces, cut off or corrupt keep what was complete.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve's receiver and command protocol against a live JVM running HPROF with net= (JDK 17,
 // and JDK 25 when installed), in both stream formats: every command that HPROF answers is
 // answered, the others are accepted without disturbing the JVM, reset-cpu clears the CPU costs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jvmprof serve's receiver (Session) over a socketpair standing in for an agent: text and binary
 // streams in pieces, a stream that breaks off, corrupt input (the reader keeps draining the
 // socket), the exact bytes of HPROF's command protocol, answers and timeouts.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's main job (scripts/run-demo.sh) against this build: it must succeed, print both
 # report sections and the report's path, and leave a report holding them.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/skipped_tests.py on the JUnit file of a real CTest run: a small project with a test
 # that passes, one that skips by exit code (a script's "skipped: ..." line) and one that skips the
 # way GoogleTest does (GTEST_SKIP's "Skipped" and message, matched by the skip expression that

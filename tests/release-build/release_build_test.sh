@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A Release build (-O3) with warnings as errors of the given targets, in a tree of its own beside
 # the suite's build: GCC warns at -O3 where it does not at -O2 (a -Wrestrict false positive in
 # src/jvmpi once), and a user's or a packager's Release build must not stop there. Configured

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A child process for the tests that launch JVMs: an executable with an edited copy of this
 // process's environment, stdout and stderr in files (so they can be read while it runs), stdin a
 // pipe or /dev/null, in a process group of its own, with a time limit at which the whole group is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.ArrayList;

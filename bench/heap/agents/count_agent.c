@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Minimal counting agent for the allocation benchmark. Options: events=none|alloc|alloc+free.
  * Counts OBJECT_ALLOC (and OBJECT_FREE) with atomic increments and prints the totals to stderr at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Heap-dump benchmark agent. The Java program (jvmpibench.HeapDumpBench) calls the native
  * dump(path): it resets the process's peak RSS (writes 5 to /proc/self/clear_refs), reads VmRSS,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The least any JVMTI-based level-2 heap dump with object IDs must do, as a plain JVMTI agent (no
  * JVMPI runtime): the walk the runtime's dump uses (FollowReferences with reference, primitive

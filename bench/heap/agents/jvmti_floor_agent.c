@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The least any exact allocation-site profiler built on JVMTI must do per allocation, as a plain
  * JVMTI agent (no JVMPI runtime): a SampledObjectAlloc event for every allocation (interval 1),

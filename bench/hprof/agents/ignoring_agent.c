@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A JVMPI agent that enables the events HPROF's cpu=samples mode enables and ignores them: run on
  * libjvmpi.so it measures what the runtime alone costs (JVMTI set-up, thread and class bookkeeping,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpiheap;
 
 /** Allocates and collects enough for objects to move between the collector's spaces. */

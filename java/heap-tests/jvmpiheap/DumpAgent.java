@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpiheap;
 
 /** Natives of the dump agent (tests/jvmpi-heap/agents/dump_agent.c). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpiheap;
 
 /** The JNI helper library (tests/jvmpi-heap/agents/native_lib.c). */

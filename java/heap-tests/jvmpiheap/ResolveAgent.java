@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpiheap;
 
 /** Natives of the resolve agent (tests/jvmpi-heap/agents/resolve_agent.c). */

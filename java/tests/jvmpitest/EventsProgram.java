@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpitest;
 
 /** Starts a thread before, while and after the agent has THREAD_START disabled. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpitest;
 
 /** Prints the strings two classes return; the agent rewrites one of them while it loads. */

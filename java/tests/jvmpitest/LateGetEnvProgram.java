@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpitest;
 
 /** Fetches the JVMPI table from JNI code (GetJavaVM, then GetEnv) long after JVM_OnLoad. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package jvmpitest;
 
 /** Lets the agent run its raw-monitor scenario on two system threads (hook 1). */

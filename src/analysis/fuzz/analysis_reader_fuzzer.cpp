@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the heap analyzer: any input must be analysed or rejected with one
 // analysis::Error line — never a crash, an out-of-bounds read, a hang or a runaway allocation.
 // The input is handed over as a file (a memfd), as jvmprof would open it, and every query runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any input must either be instrumented or rejected with ClassFormatError;
 // an accepted class must round-trip byte for byte and its instrumented form must parse again.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the reader must reject any input with FormatError, never crash or read out of
 // bounds; the stream parser must agree with the whole-file parser; the model helpers must cope
 // with whatever parses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import java.io.File;
 import java.util.List;
 import org.graalvm.visualvm.lib.jfluid.heap.Heap;

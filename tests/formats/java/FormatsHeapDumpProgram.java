@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds a known object graph, then dumps its own heap with HotSpotDiagnosticMXBean.dumpHeap
 // (the same writer as `jcmd <pid> GC.heap_dump`). The formats tests read the dump back.
 import com.sun.management.HotSpotDiagnosticMXBean;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Allocation agent: OBJECT_ALLOC, OBJECT_FREE, CLASS_LOAD, ARENA_NEW/DELETE, OBJECT_MOVE and (with
  * option jniref=1) the JNI global and weak global reference events.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Dump agent: requests HEAP_DUMP (levels 0-2), OBJECT_DUMP and MONITOR_DUMP when the Java program
  * asks (natives of jvmpiheap.DumpAgent, below), and writes each dump's raw buffer to <base>.bin and

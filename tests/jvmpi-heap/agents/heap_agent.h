@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Helpers shared by the heap-test agents: option parsing, a pointer-keyed hash table, and the
  * tables a JVMPI agent keeps from its defining events (CLASS_LOAD: class names, interface counts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * JNI helper library of the heap tests (class jvmpiheap.Native, loaded with System.load): object
  * and array allocation through JNI, and global and weak global references the program controls.

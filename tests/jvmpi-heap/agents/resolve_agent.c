@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Resolve agent: asks the runtime about objects by the IDs it handed out, the way agents of the
  * HPROF lineage do, at points the Java program chooses (natives of jvmpiheap.ResolveAgent, below):

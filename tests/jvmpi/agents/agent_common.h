@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Shared helpers of the conformance agents: the log file the tests read, option parsing, and
  * the id-to-name tables an agent keeps from CLASS_LOAD and THREAD_START (as real agents did).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CLASS_LOAD and CLASS_UNLOAD. Logs every class load briefly and the classes of the test package
  * (plus java.lang.Object and java.lang.String) in full: methods with lines and IDs, fields, and

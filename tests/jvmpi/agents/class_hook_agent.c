@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CLASS_LOAD_HOOK. Classes whose bytes contain "JVMPITEST_ORIGINAL" get a copy (allocated with the
  * event's malloc_f) with that text replaced by "JVMPITEST_REPLACED" (same length, so the class

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * COMPILED_METHOD_LOAD for methods of the test package: the method (resolved through CLASS_LOAD
  * data), code address and size, and whether every entry of the line-number table lies inside the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * MONITOR_CONTENDED_EXIT (with CONTENDED_ENTER/ENTERED, THREAD_START/END and CLASS_LOAD for
  * names). Hooks for ContendedExitProgram:

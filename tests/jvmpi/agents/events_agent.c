@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * EnableEvent/DisableEvent/RequestEvent answers, and that a disabled event stops arriving.
  * At JVM_OnLoad it logs the answers for event numbers that must be refused; hook 1 disables

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ProfilerExit: hook 1 starts a system thread that calls ProfilerExit(7). */
 #include "agent_common.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * GC_START/GC_FINISH: logs each with gc_info. Hook 1 returns the number of GC_FINISH events so
  * far; hook 2 forces a collection with RunGC.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Resolves every ID at the moment it is handed over, as HPROF-lineage agents do: inside each
  * CLASS_LOAD (the VM-init batch included) it calls jobjectID2jobject(class_id) and requests the

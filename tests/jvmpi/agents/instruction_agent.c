@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * INSTRUCTION_START for the methods of jvmpitest.InstructionProgram, on the thread
  * "jvmpitest-caller". Like a coverage tool of the time, the agent keeps the class's original

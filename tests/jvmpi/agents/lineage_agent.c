@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Does what agents of the HPROF lineage do with JVMPI, and checks that every class ID and method ID
  * the runtime hands them is one a CLASS_LOAD told them about. Option mode= picks the pattern:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * METHOD_ENTRY / METHOD_ENTRY2 / METHOD_EXIT on the thread "jvmpitest-caller". Options:
  * events=entry (METHOD_ENTRY + METHOD_EXIT) or events=entry2 (METHOD_ENTRY2 + METHOD_EXIT). The

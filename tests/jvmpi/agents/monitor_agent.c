@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Java monitor events: MONITOR_CONTENDED_ENTER/ENTERED and MONITOR_WAIT/WAITED (Object.wait and
  * Thread.sleep), logged with the thread's name. At the first contended enter of the thread

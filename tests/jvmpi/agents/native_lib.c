@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * JNI code of the test programs. LateGetEnvProgram fetches the JVMPI table the way agents with a
  * Java API did, from a native method via GetJavaVM and GetEnv, long after JVM_OnLoad.

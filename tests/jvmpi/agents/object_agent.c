@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Object events and dumps (runtime part 2): OBJECT_ALLOC of a known class on a known thread,
  * ARENA_NEW, OBJECT_FREE of those objects after they die, JNI global and weak global reference

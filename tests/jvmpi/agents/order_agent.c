@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Checks that a thread's THREAD_START comes before any other event of that thread and that no
  * event follows its THREAD_END: every METHOD_ENTRY/EXIT, CLASS_LOAD and OBJECT_ALLOC is checked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * GetCallTrace and GetCurrentThreadCpuTime, called at known points of the Java program.
  *

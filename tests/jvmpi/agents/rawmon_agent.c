@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Raw monitors. Hook 1 starts two system threads, A and B, which play out, in order:
  *  1. contention on "jvmpitest.rawlock": A holds it, B tries to enter; A leaves only once B is

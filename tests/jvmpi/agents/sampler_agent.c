@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * CreateSystemThread, SuspendThread/ResumeThread, ThreadHasRun and GetThreadStatus, the way a
  * sampling profiler uses them. At JVM_INIT_DONE the agent creates the system thread

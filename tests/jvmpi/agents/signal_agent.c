@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * DATA_DUMP_REQUEST (SIGQUIT) and DATA_RESET_REQUEST (SIGUSR1, the runtime's choice). Hook 1
  * returns the number of dump requests, hook 2 the number of reset requests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Start-up conformance agent. Records the options text, what GetEnv answers for each JVMPI
  * version, and the life-cycle events: whether anything arrives while JVM_OnLoad runs, JVM_INIT_DONE

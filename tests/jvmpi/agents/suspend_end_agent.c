@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * SuspendThread/ResumeThread across a thread's removal from the runtime: a thread suspended inside
  * its own THREAD_END handler must still be resumable by its JNIEnv after the runtime has dropped

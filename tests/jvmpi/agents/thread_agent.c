@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * THREAD_START/THREAD_END and thread-local storage. For every thread the agent keeps a record,
  * stores it with SetThreadLocalStorage in THREAD_START, and checks GetThreadLocalStorage on every

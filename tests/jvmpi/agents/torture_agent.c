@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * API torture: every function of the interface, called from every kind of thread an agent meets
  * (a handler of the VM-init CLASS_LOAD batch, JVM_INIT_DONE, THREAD_START, a system thread of

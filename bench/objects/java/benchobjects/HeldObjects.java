@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package benchobjects;
 
 /** A heap of args[0] small objects (Node), all live until the VM shuts down. */
