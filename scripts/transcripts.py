@@ -25,6 +25,7 @@ import argparse
 import difflib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,7 +100,16 @@ def run_block(block, build, java_home):
     # Always under /tmp, with a name of one length: the JVM keeps its working directory's path,
     # so a dump's byte counts follow the path's length.
     with tempfile.TemporaryDirectory(prefix="transcript-", dir="/tmp") as scratch:
-        os.symlink(build, os.path.join(scratch, "build"))
+        # The agents and the Java classes are copied, not linked: the JVM keeps their real paths
+        # (the tracker jar found beside the runtime, the class path's canonical form), so a dump's
+        # byte counts would follow the checkout's path.
+        os.mkdir(os.path.join(scratch, "build"))
+        for entry in os.listdir(build):
+            target = os.path.join(scratch, "build", entry)
+            if entry in ("lib", "java"):
+                shutil.copytree(os.path.join(build, entry), target, symlinks=True)
+            else:
+                os.symlink(os.path.join(build, entry), target)
         os.symlink(os.path.join(ROOT, "scripts"), os.path.join(scratch, "scripts"))
         env = dict(os.environ, LC_ALL="C.UTF-8")
         env["PATH"] = os.path.join(java_home, "bin") + os.pathsep + env.get("PATH", "")
