@@ -89,8 +89,8 @@ TEST_P(KnownAnswerTest, AllocationSiteCountsLiveAndAllocatedObjects) {
   EXPECT_EQ(trace->frames[1].method, "hproftest.AllocSites.main");
   // The lines of AllocSites.java: `new Payload()` and the call of allocate() (the site finder
   // keys on bytecode indexes and turns them into these lines).
-  EXPECT_EQ(trace->frames[0].line, "24");
-  EXPECT_EQ(trace->frames[1].line, "39");
+  EXPECT_EQ(trace->frames[0].line, "25");
+  EXPECT_EQ(trace->frames[1].line, "40");
   EXPECT_EQ(site.live_objs, kKeep) << "live objects: the dropped ones were collected";
   EXPECT_EQ(site.alloc_objs, kKeep + kDrop);
   EXPECT_EQ(site.live_bytes, kKeep * kSize);

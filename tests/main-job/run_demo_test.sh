@@ -62,9 +62,18 @@ if raw:
     problems.append("lambda frames with addresses: %s" % raw[:3])
 # A stack shorter than depth= that starts elsewhere is the JVM's (class loading at start-up
 # before main); those are few: at most 1 % of the samples.
-stray = sum(c["v"] for c in cpu["root"].get("c", []) if c["n"] not in allowed)
+# Samples with no Java frame are counted under the sampler's own markers, not dropped; with
+# sampled allocation sites (sample=512k) they are about 1 % of the demo's samples (13:26 UTC run:
+# 39 of 3459), where exact sites (sample=0) put 65 % of them in the VM's allocation tracking.
+unwalked = lambda n: n.startswith("<in VM code>.") or n.startswith("<unknown Java frame>.")
+marked = sum(c["v"] for c in cpu["root"].get("c", []) if unwalked(c["n"]))
+if marked * 100 > 5 * cpu["total"]:
+    problems.append("%d of %d CPU samples without a Java frame" % (marked, cpu["total"]))
+stray = sum(c["v"] for c in cpu["root"].get("c", [])
+            if c["n"] not in allowed and not unwalked(c["n"]))
 if stray * 100 > cpu["total"]:
-    problems.append("roots other than thread entry points: %s" % sorted(roots - allowed))
+    problems.append("roots other than thread entry points: %s"
+                    % sorted(n for n in roots - allowed if not unwalked(n)))
 for p in problems:
     print("main job: " + p)
 sys.exit(1 if problems else 0)
