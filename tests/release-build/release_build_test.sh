@@ -22,6 +22,6 @@ if [[ ! -f "$tree/build.ninja" ]]; then
   cmake -S "$source_dir" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJVMPROF_WERROR=ON \
     "${launcher[@]}" > "$tree.configure.log" 2>&1 || { cat "$tree.configure.log"; exit 1; }
 fi
-# One job: the suite runs beside it (ctest -j2).
-cmake --build "$tree" -j1 --target "$@"
+# Two jobs: the test holds both of ctest -j2's slots (PROCESSORS 2), so nothing runs beside it.
+cmake --build "$tree" -j2 --target "$@"
 echo "ok: Release -Werror build of $*"
