@@ -18,8 +18,11 @@ this checkout's scripts/), with JDK 17's bin/ first on PATH (--java-home), so th
 repository, and nothing is written into it. Before comparing, both sides are normalised where a
 run legitimately differs: the scratch directory's path (written into the document as nothing, so
 paths read build/... and demo-output/...), dates and times, a heap dump's size in bytes, the wall
-time of a run, the UI's random token. Nothing else: the object counts, sizes and IDs of the heap
-analysis and every other word must match.
+time of a run, the UI's random token. Object ids (0x...) are matched as names: the heap dump
+numbers objects in the order it meets them, which another thread's allocation at start-up can
+shift, so an id the document shows stands for the id printed in the same place now, the same one
+throughout a block (a later command given that id is given the new one). Nothing else: the object
+counts and sizes of the heap analysis and every other word must match.
 """
 import argparse
 import difflib
@@ -42,10 +45,35 @@ VARYING = [
 ]
 
 
-def normalise(line):
+OBJECT_ID = re.compile(r"\b0x[0-9a-f]{3,}\b")
+
+
+def normalise(line, mask_ids=False):
     for pattern, replacement in VARYING:
         line = pattern.sub(replacement, line)
+    if mask_ids:
+        line = OBJECT_ID.sub("<id>", line)
     return line.rstrip()
+
+
+def renamed(line, ids):
+    """The line with the document's object ids replaced by the ones learnt for them."""
+    return OBJECT_ID.sub(lambda m: ids.get(m.group(0), m.group(0)), line)
+
+
+def learn_ids(expected, actual, ids):
+    """Pairs the document's object ids with the ones printed in the same places now (where the
+    lines match but for ids); False when that would give one id two meanings."""
+    starts = align(expected, actual, mask_ids=True)
+    if starts is None:
+        return True
+    for run, start in zip(segments(expected), starts):
+        for want, got in zip(run, actual[start:start + len(run)]):
+            for a, b in zip(OBJECT_ID.findall(want), OBJECT_ID.findall(got)):
+                if ids.get(a, b) != b or any(v == b and k != a for k, v in ids.items()):
+                    return False
+                ids[a] = b
+    return True
 
 
 class Block:
@@ -94,8 +122,9 @@ def find_blocks(lines, path):
 
 
 def run_block(block, build, java_home):
-    """The block's commands in a scratch directory; per command, what it printed (lines, with
-    the scratch directory's path taken out) and its exit status."""
+    """The block's commands in a scratch directory; per command, the command as run (object ids
+    renamed), what it printed (lines, with the scratch directory's path taken out), its exit
+    status and the object ids learnt so far ({} when they contradict each other)."""
     outputs = []
     # Always under /tmp, with a name of one length: the JVM keeps its working directory's path,
     # so a dump's byte counts follow the path's length.
@@ -114,12 +143,16 @@ def run_block(block, build, java_home):
         env = dict(os.environ, LC_ALL="C.UTF-8")
         env["PATH"] = os.path.join(java_home, "bin") + os.pathsep + env.get("PATH", "")
         env.pop("LD_LIBRARY_PATH", None)
-        for command, _ in block.steps:
+        ids = {}  # the document's object ids -> the ones printed now
+        for command, expected in block.steps:
+            command = [renamed(line, ids) for line in command]
             p = subprocess.run(["bash", "-c", Block.command_text(command)], cwd=scratch, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
             text = p.stdout.decode("utf-8", "replace").replace(scratch + "/", "")
             text = text.replace(scratch, ".")
-            outputs.append((text.splitlines(), p.returncode))
+            actual = text.splitlines()
+            consistent = learn_ids(expected, actual, ids)
+            outputs.append((command, actual, p.returncode, dict(ids) if consistent else {}))
     return outputs
 
 
@@ -134,12 +167,12 @@ def segments(expected):
     return runs
 
 
-def align(expected, actual):
+def align(expected, actual, mask_ids=False):
     """Where each run of expected lines sits in `actual` (the start index of each), or None. The
     first run is anchored at the start, the last at the end, the others are found in order
     (first fit)."""
-    runs = [[normalise(x) for x in run] for run in segments(expected)]
-    got = [normalise(x) for x in actual]
+    runs = [[normalise(x, mask_ids) for x in run] for run in segments(expected)]
+    got = [normalise(x, mask_ids) for x in actual]
     if len(runs) == 1:
         return [0] if runs[0] == got else None
     if got[:len(runs[0])] != runs[0]:
@@ -205,11 +238,12 @@ def main():
         for block in reversed(blocks):  # from the end, so that line numbers stay valid
             outputs = run_block(block, build, a.java_home)
             new_lines = []
-            for (command, expected), (actual, rc) in zip(block.steps, outputs):
+            for (_, expected), (command, actual, rc, ids) in zip(block.steps, outputs):
                 where = f"{path}:{block.start + 1}: $ {Block.command_text(command)}"
                 if rc != 0:
                     print(f"{where}\n  exited with status {rc}:\n  " + "\n  ".join(actual))
                     failed += 1
+                expected = [renamed(line, ids) for line in expected]
                 if a.check and align(expected, actual) is None:
                     failed += 1
                     print(f"{where}\n  prints something else than the document says "

@@ -288,14 +288,26 @@ def hot_methods(driver):
 def check_hot_methods_and_call_tree(driver, hot, screenshots):
     """The call tree opens along the heaviest path down to the hot method, with the total the hot
     methods table gives it (hotLoop is reached by one path only: Burner's run -> lambda)."""
-    total = hot_methods(driver).get(hot, (None, None))[1]
+    # The table and the tree are read in one step, and again until they come from the same
+    # drawing: a live profile may be drawn anew between two reads (more samples arrived).
+    deadline = time.monotonic() + 15
+    while True:
+        rows, shown = driver.execute_script(
+            "var t = document.querySelector('#view table.fg-table');"
+            "var rows = t ? Array.from(t.querySelectorAll('tr')).slice(1).map("
+            "  r => Array.from(r.cells).map(c => c.textContent)) : [];"
+            "var shown = Array.from(document.querySelectorAll('#view .fg-tree summary'))"
+            "  .filter(s => s.getClientRects().length > 0).map(s => s.textContent);"
+            "return [rows, shown];")
+        total = {r[2]: r[1] for r in rows if len(r) == 3}.get(hot)
+        line = [t for t in shown if t.endswith("  " + hot)]
+        if (len(line) == 1 and total is not None and line[0].startswith(total)) or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     check(total is not None and total.split(" ")[0] != "0",
           "the hot methods table gives hotLoop a total: %r" % (total,))
     shot(driver, screenshots, "jvmprof-serve-cpu-hot-methods.png", scroll_to="#view table.fg-table")
-    shown = driver.execute_script(
-        "return Array.from(document.querySelectorAll('#view .fg-tree summary'))"
-        "  .filter(s => s.getClientRects().length > 0).map(s => s.textContent);")
-    line = [t for t in shown if t.endswith("  " + hot)]
     check(len(line) == 1 and total is not None and line[0].startswith(total),
           "the call tree is open down to hotLoop with its total %r: %r" % (total, line))
     shot(driver, screenshots, "jvmprof-serve-cpu-call-tree.png", scroll_to="#view .fg-tree")
