@@ -13,7 +13,32 @@
 namespace jvmpi::object_ids {
 namespace {
 
+// Tags are handed out in blocks: each thread takes kTagBlock tags at a time from g_next_tag and
+// gives them out one by one, so tagging an allocation writes no shared cache line (a fetch_add on
+// one counter per allocation moves its line between cores on every allocation).
+// new_tag() (heap walks) takes single tags from the same counter and raises g_tag_floor past them:
+// a block below the floor is dropped, so every tag given out after new_tag() returned is greater
+// than its answer (heap dumps tell objects made after a walk by that). The floor is written only
+// by new_tag(), so the line stays shared, and reading it costs no more than a private load.
+constexpr jlong kTagBlock = 1024 * 8;
 std::atomic<jlong> g_next_tag{8};
+std::atomic<jlong> g_tag_floor{0};
+struct TagBlock {
+  jlong next = 0;
+  jlong end = 0;
+};
+thread_local TagBlock t_tags;
+
+jlong thread_tag() {
+  TagBlock& b = t_tags;
+  if (b.next == b.end || b.next < g_tag_floor.load(std::memory_order_acquire)) {
+    b.next = g_next_tag.fetch_add(kTagBlock, std::memory_order_relaxed);
+    b.end = b.next + kTagBlock;
+  }
+  const jlong tag = b.next;
+  b.next += 8;
+  return tag;
+}
 // Serialises the read-then-set of an untagged object so two threads cannot give it two IDs.
 // SetTag may post ObjectFree events on this thread; that callback never takes this mutex.
 std::mutex g_assign_mutex;
@@ -32,7 +57,7 @@ std::mutex g_assign_mutex;
 // requests name objects from events, never pays it. Entries of collected objects are swept from a
 // shard whenever it has doubled since its last sweep, so a shard holds at most twice its live
 // entries and sweeping is O(1) per insert.
-// Tags only grow and never pass to another object, so an entry never names the wrong object.
+// Tags are unique and never pass to another object, so an entry never names the wrong object.
 constexpr size_t kShards = 64;  // a power of two: contention spreads over threads
 constexpr size_t kFirstSweep = 1024;
 struct Shard {
@@ -131,7 +156,7 @@ jobjectID id_of(jobject object) {
     std::lock_guard lock(g_assign_mutex);
     if (jvmti()->GetTag(object, &tag) != JVMTI_ERROR_NONE) return nullptr;
     if (tag == 0) {
-      tag = new_tag();
+      tag = thread_tag();
       if (!jvmti_ok(jvmti()->SetTag(object, tag), "SetTag")) return nullptr;
     }
   }
@@ -140,11 +165,17 @@ jobjectID id_of(jobject object) {
 }
 
 jlong new_tag() {
-  return g_next_tag.fetch_add(8, std::memory_order_relaxed);
+  const jlong tag = g_next_tag.fetch_add(8, std::memory_order_relaxed);
+  // Raised, never lowered (two threads may walk at once).
+  jlong floor = g_tag_floor.load(std::memory_order_relaxed);
+  while (floor < tag + 8 &&
+         !g_tag_floor.compare_exchange_weak(floor, tag + 8, std::memory_order_release)) {
+  }
+  return tag;
 }
 
 jobjectID tag_new_object(jobject object) {
-  const jlong tag = new_tag();
+  const jlong tag = thread_tag();
   if (jvmti()->SetTag(object, tag) != JVMTI_ERROR_NONE) return nullptr;
   if (g_allocations_resolvable.load(std::memory_order_relaxed) || before_live()) {
     remember(current_jni_env(), object, tag, /*fresh=*/true);

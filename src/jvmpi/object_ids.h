@@ -22,6 +22,7 @@ inline jlong to_tag(jobjectID id) {
 jobjectID id_of(jobject object);
 
 // A fresh tag (ID) for an object that has none; for heap walks, which set tags themselves.
+// Every tag given out after it returns (by any function here, on any thread) is greater.
 jlong new_tag();
 
 // Gives a just-allocated object (which no other thread can have tagged) its ID.
