@@ -178,6 +178,8 @@ def main():
             ap.error(f"--{n} must be at least 1")
     if a.warmup < 0:
         ap.error("--warmup must be 0 or more")
+    # Tomcat runs in its CATALINA_BASE: a relative build directory would not find the agent there.
+    a.build = os.path.abspath(a.build)
     lib = os.path.join(a.build, "lib")
     jvmprof = os.path.join(a.build, "src", "jvmprof", "jvmprof")
     for path in (os.path.join(lib, "libhprof.so"), jvmprof, os.path.join(a.jdk, "bin", "java")):
