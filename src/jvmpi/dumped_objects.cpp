@@ -70,7 +70,8 @@ bool request_object_alloc(JNIEnv* jni, jobjectID id) {
   switch (layout->second->shape) {
     case Shape::kInstance:
       e.is_array = JVMPI_NORMAL_OBJECT;
-      e.class_id = object_ids::from_tag(it->class_tag);
+      // java.lang.Class's own class object names no class (object_events.cpp says why).
+      e.class_id = it->tag == it->class_tag ? nullptr : object_ids::from_tag(it->class_tag);
       break;
     case Shape::kObjectArray:
       e.is_array = JVMPI_CLASS;

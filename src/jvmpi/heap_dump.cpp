@@ -208,8 +208,8 @@ class HeapWalk {
       if (layouts_.count(tag) == 0) out.push_back(tag);
     return out;
   }
-  // From now on, every object the walk meets (but class objects, and objects of classes it has no
-  // layout for) goes into `out`, repeats included, for dumped_objects.
+  // From now on, every object the walk meets goes into `out` (repeats included) for
+  // dumped_objects.
   void collect_objects(std::vector<dumped_objects::Object>* out) { collected_ = out; }
   // The length of the object a single-object dump starts at (the walk reports it as no one's
   // referee, which is where lengths come from otherwise).
@@ -648,16 +648,18 @@ class HeapWalk {
       // instance size, and looking up java.lang.Class's layout would evict the layout of the
       // objects being walked from layout_of's one-entry cache, once per object.
       if (tag != last_class_object_) {
-        class_objects_.insert(tag);
+        if (class_objects_.insert(tag).second && collected_ != nullptr) {
+          collected_->push_back({tag, class_tag, size});
+        }
         last_class_object_ = tag;
       }
       return;
     }
+    if (collected_ != nullptr && tag != last_collected_ && class_tag != 0) {
+      collected_->push_back({tag, class_tag, size});
+      last_collected_ = tag;
+    }
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
-      if (collected_ != nullptr && tag != last_collected_) {
-        collected_->push_back({tag, class_tag, size});
-        last_collected_ = tag;
-      }
       if (layout->shape == Shape::kObjectArray) {
         object_array_lengths_.try_emplace(tag, length);
       } else if (layout->shape == Shape::kInstance && class_tag != class_class_tag_ &&
