@@ -41,7 +41,7 @@ def main():
     if a.aa:
         builds.append(("this build again (A/A)", a.build, a.calls))
     if a.before_build:
-        builds.append(("before (tag-map lookup)", a.before_build, a.before_calls))
+        builds.append(("before (BEFORE_BUILD_DIR)", a.before_build, a.before_calls))
     classes = os.path.join(a.build, "bench/objects/classes")
     agent = os.path.abspath(os.path.join(a.build, "bench/objects/libjvmpibench_request.so"))
     jdks = [j for j in a.jdks.split(",") if os.path.exists(os.path.join(j, "bin/java"))]
