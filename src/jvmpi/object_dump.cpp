@@ -3,6 +3,7 @@
 
 #include <jvmpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
