@@ -9,7 +9,7 @@
 # Environment: BUILD_DIR (default build), BEFORE_BUILD_DIR (optional), RUNS (default 3),
 #              SIZES (comma-separated object counts, default 100000,1000000), CALLS (requests of
 #              each kind per run, default 200), BEFORE_CALLS (the same for the older build, default
-#              20: each of its calls walks the heap).
+#              20: each of its calls walks the heap), AA=1 (this build twice: the A/A row).
 source "$(dirname "$0")/../scripts/script_args.sh"
 script_args "$@"
 set -euo pipefail
@@ -18,4 +18,4 @@ exec python3 bench/objects/bench.py --build "${BUILD_DIR:-build}" \
   ${BEFORE_BUILD_DIR:+--before-build "$BEFORE_BUILD_DIR"} \
   --jdks "/usr/lib/jvm/java-17-openjdk-amd64,/usr/lib/jvm/temurin-25-jdk-amd64" \
   --runs "${RUNS:-3}" --sizes "${SIZES:-100000,1000000}" --calls "${CALLS:-200}" \
-  --before-calls "${BEFORE_CALLS:-20}"
+  --before-calls "${BEFORE_CALLS:-20}" ${AA:+--aa}

@@ -35,10 +35,13 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--before-calls", type=int, default=20)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--aa", action="store_true", help="run this build twice (the A/A row)")
     a = ap.parse_args()
     builds = [("this build", a.build, a.calls)]
+    if a.aa:
+        builds.append(("this build again (A/A)", a.build, a.calls))
     if a.before_build:
-        builds.append(("before (tag-map lookup)", a.before_build, a.before_calls))
+        builds.append(("before (BEFORE_BUILD_DIR)", a.before_build, a.before_calls))
     classes = os.path.join(a.build, "bench/objects/classes")
     agent = os.path.abspath(os.path.join(a.build, "bench/objects/libjvmpibench_request.so"))
     jdks = [j for j in a.jdks.split(",") if os.path.exists(os.path.join(j, "bin/java"))]

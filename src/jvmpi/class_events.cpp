@@ -121,13 +121,15 @@ bool is_announceable(jclass klass) {
 }
 
 // Delivers CLASS_LOAD unless the agent already had it; the class is marked first so concurrent
-// announcers (ClassPrepare on one thread, the start-up sweep on another) send it once.
-void announce(JNIEnv* jni, jclass klass, jobjectID class_id) {
+// announcers (ClassPrepare on one thread, the start-up sweep on another) send it once. Returns
+// whether it delivered. `closing`: the sweep just after the agent switched CLASS_LOAD off, for
+// classes loaded while it was still on (announce_after_disable).
+bool announce(JNIEnv* jni, jclass klass, jobjectID class_id, bool closing = false) {
   jlong tag = object_ids::to_tag(class_id);
   {
     std::lock_guard lock(g_mutex);
     bool& announced = g_classes[tag];
-    if (announced || !gate::wants(JVMPI_EVENT_CLASS_LOAD)) return;
+    if (announced || (!closing && !gate::wants(JVMPI_EVENT_CLASS_LOAD))) return false;
     announced = true;
   }
   ClassLoadEvent data;
@@ -135,10 +137,15 @@ void announce(JNIEnv* jni, jclass klass, jobjectID class_id) {
     // Not describable yet (too early in start-up): the start-up sweep at VM init tries again.
     std::lock_guard lock(g_mutex);
     if (auto it = g_classes.find(tag); it != g_classes.end()) it->second = false;
-    return;
+    return false;
   }
   data.event.env_id = jni;
-  gate::deliver(&data.event);
+  if (closing) {
+    gate::deliver_wanted(&data.event);  // switched off a moment ago, on when the class loaded
+  } else {
+    gate::deliver(&data.event);
+  }
+  return true;
 }
 
 void* allocate_for_vm(unsigned int size) {
@@ -173,8 +180,9 @@ void JNICALL on_class_prepare(jvmtiEnv*, JNIEnv* jni, jthread thread, jclass kla
 }
 
 // One pass over the loaded classes; returns whether it linked any (which can create classes:
-// the field-listing call makes the array class of java.lang.reflect.Field).
-bool announce_pass(JNIEnv* jni, bool link) {
+// the field-listing call makes the array class of java.lang.reflect.Field) or, when `closing`,
+// announced any (whose handler can have loaded more).
+bool announce_pass(JNIEnv* jni, bool link, bool closing = false) {
   jint count = 0;
   JvmtiPtr<jclass> classes;
   if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return false;
@@ -189,7 +197,7 @@ bool announce_pass(JNIEnv* jni, bool link) {
           std::lock_guard lock(g_mutex);
           g_classes.try_emplace(object_ids::to_tag(id), false);
         }
-        announce(jni, classes[i], id);
+        if (announce(jni, classes[i], id, closing) && closing) linked = true;
       }
     }
     jni->DeleteLocalRef(classes[i]);
@@ -204,12 +212,23 @@ void announce_loaded_classes(JNIEnv* jni, bool link) {
   }
 }
 
-void announce_before_disable(JNIEnv* jni) {
+bool announce_before_disable(JNIEnv* jni) {
   if (jni == nullptr || current_phase() != JVMTI_PHASE_LIVE ||
       !gate::wants(JVMPI_EVENT_CLASS_LOAD)) {
-    return;
+    return false;
   }
   announce_loaded_classes(jni, /*link=*/true);
+  return true;
+}
+
+void announce_after_disable(JNIEnv* jni) {
+  if (jni == nullptr || current_phase() != JVMTI_PHASE_LIVE) return;
+  // Classes loaded between the sweep above and the switch-off (by other threads, or by the
+  // agent's own CLASS_LOAD handlers during the sweep) that no ClassPrepare announced: arrays,
+  // classes restored from the CDS archive. Each announcement's handler may load more: a few
+  // passes, until one finds nothing new.
+  for (int pass = 0; announce_pass(jni, /*link=*/true, /*closing=*/true) && pass < 4; ++pass) {
+  }
 }
 
 jobjectID ensure_announced(JNIEnv* jni, jclass klass) {

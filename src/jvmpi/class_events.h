@@ -25,8 +25,13 @@ void announce_loaded_classes(JNIEnv* jni, bool link);
 
 // Called before CLASS_LOAD is disabled: every loaded class (also those not yet linked, and array
 // classes) is announced while the agent still wants CLASS_LOAD, so that no later heap dump or
-// event names a class the agent was not given.
-void announce_before_disable(JNIEnv* jni);
+// event names a class the agent was not given. Returns whether CLASS_LOAD was on (then
+// announce_after_disable must follow the switch-off).
+bool announce_before_disable(JNIEnv* jni);
+
+// Called right after CLASS_LOAD was switched off: announces the classes loaded between the sweep
+// of announce_before_disable and the switch-off, which nothing else would announce.
+void announce_after_disable(JNIEnv* jni);
 
 // Makes sure the agent has had CLASS_LOAD for `klass` (if it wants CLASS_LOAD; a loaded class not
 // yet linked is linked for it) and returns its ID.

@@ -21,6 +21,7 @@ namespace {
 struct LocalField {
   jint type;
   bool is_static;
+  jfieldID id;
 };
 using LocalFields = std::vector<LocalField>;
 
@@ -44,7 +45,7 @@ LocalFields local_fields(jclass klass) {
     jvmti()->GetFieldModifiers(klass, fields[i], &modifiers);
     constexpr jint kStatic = 0x0008;
     out.push_back({type_code_of_signature(sig.get() != nullptr ? sig.get()[0] : 'L'),
-                   (modifiers & kStatic) != 0});
+                   (modifiers & kStatic) != 0, fields[i]});
   }
   return out;
 }
@@ -149,7 +150,7 @@ std::shared_ptr<const ClassLayout> compute(JNIEnv* jni, jclass klass) {
   for (size_t k = 0; k < chain.size(); ++k) {
     for (size_t p = 0; p < fields_of[k].size(); ++p) {
       const LocalField& f = fields_of[k][p];
-      const Field field{offset_of[k] + static_cast<jint>(p), f.type};
+      const Field field{offset_of[k] + static_cast<jint>(p), f.type, f.id};
       if (!f.is_static) {
         layout->instance_fields.push_back(field);
       } else if (k == 0) {
@@ -217,6 +218,12 @@ Layouts snapshot(JNIEnv* jni) {
     add(jni, classes[i], out);
   }
   return out;
+}
+
+std::shared_ptr<const ClassLayout> cached(jlong class_tag) {
+  std::lock_guard lock(g_mutex);
+  auto it = g_cache.find(class_tag);
+  return it == g_cache.end() ? nullptr : it->second;
 }
 
 void forget(jlong class_tag) {

@@ -15,8 +15,9 @@ namespace jvmpi::class_layouts {
 enum class Shape { kInstance, kObjectArray, kPrimitiveArray };
 
 struct Field {
-  jint index;  // JVMTI heap-walk field index (superclasses and superinterfaces first)
-  jint type;   // JVMPI type code (JVMPI_CLASS for references)
+  jint index;   // JVMTI heap-walk field index (superclasses and superinterfaces first)
+  jint type;    // JVMPI type code (JVMPI_CLASS for references)
+  jfieldID id;  // for reading the field through JNI (valid while the class is loaded)
 };
 
 struct ClassLayout {
@@ -40,6 +41,9 @@ Layouts snapshot(JNIEnv* jni);
 // Adds a class that GetLoadedClasses did not list (the heap can hold instances of classes the
 // CDS archive restored without loading them in the usual way).
 void add(JNIEnv* jni, jclass klass, Layouts& layouts);
+
+// The cached layout of the class with this tag, or null when none is cached yet.
+std::shared_ptr<const ClassLayout> cached(jlong class_tag);
 
 // Drops the cached layout of an unloaded class.
 void forget(jlong class_tag);

@@ -20,6 +20,7 @@
 #include "cpu_timers.h"
 #include "frame_anchor.h"
 #include "jvmti_access.h"
+#include "known_methods.h"
 #include "line_numbers.h"
 #include "log.h"
 #include "sample_ring.h"
@@ -320,10 +321,14 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
       }
     }
     if (n == 0) break;
-    // Lines are looked up here, outside the handler, where JVMTI may be called.
+    // Lines are looked up here, outside the handler, where JVMTI may be called; so is the method
+    // an agent knows for a frame still running an obsolete version (after the line, which the
+    // obsolete version's bytecode index gives).
     for (size_t i = 0; i < n; ++i) {
       for (jint f = 0; f < batch[i].trace.num_frames; ++f) {
-        batch[i].trace.frames[f].lineno = line_of_frame(batch[i].trace.frames[f]);
+        JVMPI_CallFrame& frame = batch[i].trace.frames[f];
+        frame.lineno = line_of_frame(frame);
+        frame.method_id = known_methods::known_id(frame.method_id);
       }
     }
     handler(arg, batch.data(), static_cast<jint>(n));

@@ -10,6 +10,7 @@
 #include "allocation_events.h"
 #include "class_events.h"
 #include "data_requests.h"
+#include "dumped_objects.h"
 #include "event_gate.h"
 #include "heap_dump.h"
 #include "jvmti_access.h"
@@ -136,8 +137,8 @@ jint set(jint type, bool on) {
   if (info.support != Support::kAvailable) return JVMPI_NOT_AVAILABLE;
   bool needs_retransform = false;
   // Outside the lock: announcing delivers CLASS_LOAD events, whose handlers may call back.
-  if (!on && type == JVMPI_EVENT_CLASS_LOAD)
-    class_events::announce_before_disable(current_jni_env());
+  const bool class_load_closing = !on && type == JVMPI_EVENT_CLASS_LOAD &&
+                                  class_events::announce_before_disable(current_jni_env());
   {
     std::lock_guard lock(g_mutex);
     gate::set_enabled(type, on);
@@ -162,6 +163,7 @@ jint set(jint type, bool on) {
       needs_retransform = true;
     }
   }
+  if (class_load_closing) class_events::announce_after_disable(current_jni_env());
   // Outside the lock: retransformation runs the class-file hook for every loaded class.
   if (needs_retransform) method_events::events_changed();
   return JVMPI_SUCCESS;
@@ -188,6 +190,10 @@ jint request(jint event_type, void* arg) {
     case JVMPI_EVENT_THREAD_START:
       return thread_events::request_thread_start(jni, static_cast<jobjectID>(arg));
     case JVMPI_EVENT_OBJECT_ALLOC:
+      // An object of the heap dump being delivered (the handler asking for each): from the dump.
+      if (dumped_objects::request_object_alloc(jni, static_cast<jobjectID>(arg))) {
+        return JVMPI_SUCCESS;
+      }
       return object_events::request_object_alloc(jni, static_cast<jobjectID>(arg));
     case JVMPI_EVENT_HEAP_DUMP:
       return heap_dump::request_heap_dump(jni, static_cast<JVMPI_HeapDumpArg*>(arg));

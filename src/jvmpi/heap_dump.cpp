@@ -16,6 +16,7 @@
 
 #include "class_layouts.h"
 #include "dump_buffer.h"
+#include "dumped_objects.h"
 #include "event_gate.h"
 #include "heap_reserve.h"
 #include "jni_reference_events.h"
@@ -23,6 +24,7 @@
 #include "known_methods.h"
 #include "line_numbers.h"
 #include "log.h"
+#include "object_dump.h"
 #include "object_ids.h"
 #include "thread_registry.h"
 
@@ -206,6 +208,9 @@ class HeapWalk {
       if (layouts_.count(tag) == 0) out.push_back(tag);
     return out;
   }
+  // From now on, every object the walk meets goes into `out` (repeats included) for
+  // dumped_objects.
+  void collect_objects(std::vector<dumped_objects::Object>* out) { collected_ = out; }
   // The length of the object a single-object dump starts at (the walk reports it as no one's
   // referee, which is where lengths come from otherwise).
   void set_array_length(jlong tag, jint length) { object_array_lengths_[tag] = length; }
@@ -643,10 +648,16 @@ class HeapWalk {
       // instance size, and looking up java.lang.Class's layout would evict the layout of the
       // objects being walked from layout_of's one-entry cache, once per object.
       if (tag != last_class_object_) {
-        class_objects_.insert(tag);
+        if (class_objects_.insert(tag).second && collected_ != nullptr) {
+          collected_->push_back({tag, class_tag, size});
+        }
         last_class_object_ = tag;
       }
       return;
+    }
+    if (collected_ != nullptr && tag != last_collected_ && class_tag != 0) {
+      collected_->push_back({tag, class_tag, size});
+      last_collected_ = tag;
     }
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
       if (layout->shape == Shape::kObjectArray) {
@@ -751,6 +762,8 @@ class HeapWalk {
   jlong last_class_tag_ = -1;  // layout_of's cache
   const ClassLayout* last_layout_ = nullptr;
   bool last_size_known_ = false;  // instance_sizes_ has last_class_tag_
+  std::vector<dumped_objects::Object>* collected_ = nullptr;
+  jlong last_collected_ = 0;
 };
 
 jlong class_tag_of(JNIEnv* jni, const char* name) {
@@ -967,6 +980,8 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (!valid_level(level)) return JVMPI_FAIL;
   PhaseTimes times;
   auto walk = new_heap_walk(jni, level);
+  std::vector<dumped_objects::Object> objects;
+  walk->collect_objects(&objects);
   times.mark("layouts");
   bool learnt = false;
   if (!walk_heap(jni, *walk, nullptr, nullptr, times, &learnt)) return JVMPI_FAIL;
@@ -976,6 +991,8 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
     // been delivered yet, so it is taken again and holds them, as the heap is now. (A streamed
     // dump cannot go back: it stays as the heap was when walked.)
     walk = new_heap_walk(jni, level);
+    objects.clear();
+    walk->collect_objects(&objects);
     if (!walk_heap(jni, *walk, nullptr, nullptr, times)) return JVMPI_FAIL;
   }
   Traces traces;
@@ -989,7 +1006,12 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   event.u.heap_dump.end = walk->out().end();
   event.u.heap_dump.num_traces = static_cast<jint>(traces.traces.size());
   event.u.heap_dump.traces = traces.traces.empty() ? nullptr : traces.traces.data();
-  gate::deliver_requested(&event);
+  {
+    // The agent's handler may ask for every object of the dump.
+    const dumped_objects::Published published(std::move(objects), walk->layouts());
+    times.mark("index");
+    gate::deliver_requested(&event);
+  }
   times.mark("agent");
   times.print("heap dump", walk->out().size());
   return JVMPI_SUCCESS;
@@ -1043,6 +1065,24 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   jobject object = object_ids::object_of(jni, object_id);
   if (object == nullptr) return JVMPI_FAIL;
   LocalRef ref(jni, object);
+  std::vector<char> record;
+  switch (object_dump::write_record(jni, object, object_ids::to_tag(object_id), record)) {
+    case object_dump::Outcome::kWritten: {
+      JVMPI_Event event{};
+      event.event_type = JVMPI_EVENT_OBJECT_DUMP;
+      event.env_id = jni;
+      event.u.object_dump.data_len = static_cast<jint>(record.size());
+      event.u.object_dump.data = record.data();
+      gate::deliver_requested(&event);
+      return JVMPI_SUCCESS;
+    }
+    case object_dump::Outcome::kFailed:
+      return JVMPI_FAIL;
+    case object_dump::Outcome::kNeedsHeapWalk:
+      break;
+  }
+  // A class object: its record holds what only the heap walk reports (resolved constant-pool
+  // entries), so it starts at the object.
   LocalRef klass(jni, jni->GetObjectClass(object));
   JvmtiPtr<char> signature;
   if (jvmti()->GetClassSignature(static_cast<jclass>(klass.get()), signature.out(), nullptr) !=

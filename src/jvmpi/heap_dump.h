@@ -17,7 +17,8 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg);
 // is walked (include/jvmpi_ext.h).
 jint JNICALL stream_heap_dump(jint level, jint chunk_bytes, const JVMPIExt_HeapDumpSink* sink);
 
-// RequestEvent(OBJECT_DUMP, obj_id): one record at level 2.
+// RequestEvent(OBJECT_DUMP, obj_id): one record at level 2; instances and arrays read through JNI
+// (object_dump.h), class objects from a walk that starts at the object.
 jint request_object_dump(JNIEnv* jni, jobjectID object_id);
 
 }  // namespace jvmpi::heap_dump

@@ -67,4 +67,17 @@ jmethodID known_id(jmethodID method) {
   return current;
 }
 
+void after_retransformation(JNIEnv* jni) {
+  if (jni == nullptr) return;
+  constexpr jint kMaxFrames = 1024;
+  jint count = 0;
+  JvmtiPtr<jvmtiStackInfo> stacks;
+  if (jvmti()->GetAllStackTraces(kMaxFrames, stacks.out(), &count) != JVMTI_ERROR_NONE) return;
+  for (jint t = 0; t < count; ++t) {
+    const jvmtiStackInfo& info = stacks[static_cast<size_t>(t)];
+    for (jint f = 0; f < info.frame_count; ++f) known_id(info.frame_buffer[f].method);
+    jni->DeleteLocalRef(info.thread);
+  }
+}
+
 }  // namespace jvmpi::known_methods

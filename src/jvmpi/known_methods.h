@@ -12,6 +12,11 @@ namespace jvmpi::known_methods {
 // Called before classes are retransformed: only then can stacks hold obsolete methods.
 void note_retransformation();
 
+// Called after classes were retransformed: gives every obsolete method on a thread's stack its
+// method ID now and maps it. HotSpot's AsyncGetCallTrace (the CPU sampler's walker) can only name
+// methods that already have an ID, and only outside the signal handler can an ID be mapped.
+void after_retransformation(JNIEnv* jni);
+
 // `method`, or for an obsolete method the current version's ID (same class, name and signature).
 jmethodID known_id(jmethodID method);
 

@@ -309,6 +309,7 @@ void retransform_loaded_classes(JNIEnv* jni) {
   }
   flush();
   for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
+  known_methods::after_retransformation(jni);
   if (failures > 0)
     log_warning("%d classes could not be retransformed for method events", failures);
 }

@@ -115,6 +115,55 @@ TEST_P(ObjectDumpTest, OneRecordWithTheObjectsContents) {
   EXPECT_EQ(pa.element(2).as_long(), INT64_MAX);
 }
 
+// Instances and arrays are read through JNI, the heap dump walks the heap: an object's record
+// must be the same both ways (the heap dump is taken after the object dumps, so every referenced
+// object has its ID already).
+TEST_P(ObjectDumpTest, FieldReadRecordsMatchTheHeapWalk) {
+  const LaunchResult r = run_java("dump", "", "jvmpiheap.ObjectDumpProgram", {"match"});
+  expect_clean_exit(r);
+  const Facts facts(r.out);
+  ASSERT_EQ(facts.num("match_heap_rc"), JVMPI_SUCCESS);
+  const AgentTables heap_tables = read_agent_tables(out_dir() + "/match-heap.txt");
+  HeapDump heap;
+  std::string error;
+  ASSERT_TRUE(
+      parse_heap_dump(read_file(out_dir() + "/match-heap.bin"), 2, heap_tables, &heap, &error))
+      << error;
+  const int count = static_cast<int>(facts.num("match_count"));
+  ASSERT_GE(count, 20);
+  for (int i = 0; i < count; ++i) {
+    const std::string n = std::to_string(i);
+    ASSERT_EQ(facts.num("match_rc_" + n), JVMPI_SUCCESS) << i;
+    const Id id = static_cast<Id>(parse_number(facts.get("match_" + n)));
+    HeapDump one;
+    load("match-" + n, &one);  // exactly one record
+    if (!one.instances.empty()) {
+      const InstanceDump& got = one.instances.begin()->second;
+      ASSERT_EQ(got.id, id) << i;
+      ASSERT_EQ(heap.instances.count(id), 1u) << i;
+      const InstanceDump& want = heap.instances.at(id);
+      EXPECT_EQ(got.class_id, want.class_id) << i;
+      EXPECT_EQ(got.data, want.data) << i;
+    } else if (!one.obj_arrays.empty()) {
+      const ObjArrayDump& got = one.obj_arrays.begin()->second;
+      ASSERT_EQ(got.id, id) << i;
+      ASSERT_EQ(heap.obj_arrays.count(id), 1u) << i;
+      const ObjArrayDump& want = heap.obj_arrays.at(id);
+      EXPECT_EQ(got.element_class, want.element_class) << i;
+      EXPECT_EQ(got.elements, want.elements) << i;
+    } else {
+      ASSERT_EQ(one.prim_arrays.size(), 1u) << i;
+      const PrimArrayDump& got = one.prim_arrays.begin()->second;
+      ASSERT_EQ(got.id, id) << i;
+      ASSERT_EQ(heap.prim_arrays.count(id), 1u) << i;
+      const PrimArrayDump& want = heap.prim_arrays.at(id);
+      EXPECT_EQ(got.type, want.type) << i;
+      EXPECT_EQ(got.count, want.count) << i;
+      EXPECT_EQ(got.data, want.data) << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Jdks, ObjectDumpTest, testing::ValuesIn(all_jdks()), jdk_param_name);
 
 }  // namespace

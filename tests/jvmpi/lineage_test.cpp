@@ -32,6 +32,23 @@ TEST_P(JvmpiLineage, ExitHeapDumpNamesOnlyAnnouncedClasses) {
   EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw << "\n" << Unknown(log);
 }
 
+TEST_P(JvmpiLineage, ClassesLoadedWhileClassLoadIsSwitchedOffAreAnnounced) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=dump,chain=1"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto chain = Select(log, "CHAIN");
+  ASSERT_EQ(chain.size(), 1u) << result.Describe();
+  // One array class before DisableEvent(CLASS_LOAD), three more from its CLASS_LOAD handlers
+  // while the runtime announces what is left: the last ones after its sweep of loaded classes.
+  EXPECT_EQ(chain[0].num("made"), 4) << chain[0].raw;
+  const auto dump = Select(log, "DUMP");
+  ASSERT_EQ(dump.size(), 1u) << result.Describe();
+  EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("unknown"), 0) << dump[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw << "\n" << Unknown(log);
+}
+
 TEST_P(JvmpiLineage, CallTraceInThreadStartResolvesEveryFrame) {
   const JvmResult result =
       Run(WithAgent("lineage", "jvmpitest.StartupProgram", "mode=thread_trace"));
@@ -63,6 +80,38 @@ TEST_P(JvmpiLineage, TracesAfterMidRunMethodEntryResolveEveryFrame) {
   EXPECT_GE(hooks[0].num("frames"), 20) << hooks[0].raw;
   EXPECT_EQ(hooks[0].num("unknown"), 0) << hooks[0].raw << "\n" << Unknown(log);
   EXPECT_EQ(hooks[1].num("unknown"), 0) << hooks[1].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, CpuSamplesAfterMidRunMethodEntryNameOnlyKnownMethods) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.SampledRetransformProgram", "mode=sample_retransform"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto facts = ParseLines(result.out);
+  ASSERT_EQ(Select(facts, "FACT", {{"start_rc", "0"}}).size(), 1u) << result.Describe();
+  ASSERT_EQ(Select(facts, "FACT", {{"check_rc", "0"}}).size(), 1u) << result.Describe();
+  const auto log = Log();
+  const auto samples = Select(log, "SAMPLES");
+  ASSERT_EQ(samples.size(), 1u) << result.Describe();
+  // The program waits for 20 samples of the spinner, each taken inside the spin() that
+  // METHOD_ENTRY's instrumentation made obsolete under it (its thread never leaves it).
+  EXPECT_GE(samples[0].num("spinner"), 20) << samples[0].raw;
+  EXPECT_GE(samples[0].num("frames"), 2 * samples[0].num("spinner")) << samples[0].raw;
+  EXPECT_EQ(samples[0].num("unknown"), 0) << samples[0].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, ExitHeapDumpObjectsAnswerRequests) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=dump,fetch=1"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto dump = Select(log, "DUMP");
+  ASSERT_EQ(dump.size(), 1u) << result.Describe();
+  EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw;
+  // Every instance and array of the dump was asked for (a JDK's start-up alone leaves thousands),
+  // from the dump's own handler, after every event was disabled.
+  EXPECT_GT(dump[0].num("fetched"), 1000) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("fetch_failed"), 0) << dump[0].raw;
 }
 
 TEST_P(JvmpiLineage, AllocationNamesOnlyRequestableAnnouncedClasses) {

@@ -32,9 +32,60 @@ public final class ObjectDumpProgram {
     Object ref;
   }
 
+  /** Objects of many shapes whose OBJECT_DUMP records the heap dump taken after must repeat. */
+  static Object[] matched;
+
+  /**
+   * "match": OBJECT_DUMP of each of `matched` to obj-match-<i>, then a level-2 HEAP_DUMP to
+   * match-heap; the IDs are printed as FACT match_<i>.
+   */
+  static void match(String out) {
+    Sample a = new Sample();
+    a.ref = new Sample();
+    a.baseRef = "a string";
+    java.util.HashMap<String, Integer> map = new java.util.HashMap<>();
+    map.put("one", 1);
+    map.put("two", 2);
+    java.util.ArrayList<Object> list = new java.util.ArrayList<>(java.util.List.of(a, "x", 3L));
+    matched =
+        new Object[] {
+          a,
+          a.ref,
+          "a string",
+          map,
+          list,
+          Integer.valueOf(123456),
+          new java.lang.ref.WeakReference<>(a),
+          new Object(),
+          new Object[] {a, null, map, "x"},
+          new Sample[0],
+          new int[] {1, -1, Integer.MIN_VALUE},
+          new long[] {Long.MIN_VALUE, 0, 7},
+          new char[] {'h', 'i', '\uFFFF'},
+          new byte[] {-128, 0, 127},
+          new short[] {-32768, 1},
+          new boolean[] {true, false, true},
+          new float[] {Float.NaN, -0.0f, 1.5f},
+          new double[] {Double.NEGATIVE_INFINITY, 0.1},
+          new int[0],
+          new int[3][2],
+          new StringBuilder("builder"),
+        };
+    for (int i = 0; i < matched.length; i++) {
+      Facts.fact("match_" + i, Facts.hex(DumpAgent.idOf(matched[i])));
+      Facts.fact("match_rc_" + i, DumpAgent.objectDump(matched[i], out + "/obj-match-" + i));
+    }
+    Facts.fact("match_count", matched.length);
+    Facts.fact("match_heap_rc", DumpAgent.heapDump(2, out + "/match-heap"));
+  }
+
   public static void main(String[] args) {
     DumpAgent.load();
     final String out = System.getProperty("jvmpiheap.out");
+    if (args.length > 0 && args[0].equals("match")) {
+      match(out);
+      return;
+    }
     Sample a = new Sample();
     Sample b = new Sample();
     a.ref = b;

@@ -6,12 +6,24 @@
  *   dump          CLASS_LOAD from the start; at JVM_SHUT_DOWN every event is disabled, then a
  *                 level-2 HEAP_DUMP is requested and parsed as such an agent parses it (a
  *                 CLASS_DUMP can only be read with its class's CLASS_LOAD: interface count and
- *                 static field types come from there). Log: DUMP.
+ *                 static field types come from there). With fetch=1 it also does what such an
+ *                 agent does for every object of the dump it has not heard of: RequestEvent
+ *                 (OBJECT_ALLOC) for it, from the dump's handler. Log: DUMP (ms: the request's
+ *                 wall time, handler included; fetched, fetch_failed: the object requests).
+ *                 With chain=1 it loads classes while it switches CLASS_LOAD off: before, an
+ *                 array class (held by an instance), and in the CLASS_LOAD of each such class, the
+ *                 next one (an array of it, up to CHAIN_DEPTH), so that some are loaded after the
+ *                 runtime's last look at the loaded classes; every one must be announced.
+ *                 Log: CHAIN.
  *   thread_trace  GetCallTrace of the new thread in every THREAD_START (also those of the
  *                 start-up batch); every frame's method must be known. Log: TRACES.
  *   retransform   METHOD_ENTRY is enabled mid-run (Agent.hook(1)) while threads are inside the
  *                 methods it instruments; then (Agent.hook(2)) GetCallTrace of every thread and a
  *                 MONITOR_DUMP, whose every frame must be known. Log: TRACES.
+ *   sample_retransform  METHOD_ENTRY is enabled (Agent.hook(3)) under a thread spinning inside a
+ *                 program method, then CPU sampling (the extension interface) starts; the
+ *                 samples drained (Agent.hook(4) drains, returns the spinner's count) must name
+ *                 only methods a CLASS_LOAD listed (Agent.hook(5) logs it). Log: SAMPLES.
  *   alloc_class   OBJ_ALLOC on from the start; the class (or element class) an OBJ_ALLOC names must
  *                 have had its CLASS_LOAD, and RequestEvent(CLASS_LOAD) for it must succeed right
  *                 then. Log: ALLOCS.
@@ -22,8 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent_common.h"
+#include "jvmpi_ext.h"
 
 static JVMPI_Interface* jvmpi;
 static char mode[32];
@@ -51,6 +65,8 @@ static struct class_entry* class_slot(jobjectID id) {
   return NULL;
 }
 
+static void chain_on_class_load(jobjectID id);
+
 /* While set, a requested CLASS_LOAD only names an unknown class for the log: it is not learnt. */
 static int naming;
 static char named[256];
@@ -61,6 +77,7 @@ static void class_loaded(const JVMPI_Event* ev) {
     return;
   }
   names_add_class(ev);
+  chain_on_class_load(ev->u.class_load.class_id);
   pthread_mutex_lock(&classes_lock);
   struct class_entry* e = class_slot(ev->u.class_load.class_id);
   if (e != NULL && e->id == NULL) {
@@ -170,6 +187,97 @@ static size_t value_size(int type) {
 static long dump_records, class_dumps, unknown_classes;
 static int dump_complete;
 
+/* ---- chain=1: array classes loaded while CLASS_LOAD is switched off ---- */
+
+#define CHAIN_DEPTH 4
+static JavaVM* java_vm;
+static int chain;
+static volatile int chaining;
+static int chain_made;
+static jobjectID chain_last; /* the class of the last array made */
+
+/* Makes an array whose elements are of `element`, held for good (a JNI global reference, so the
+ * exit dump has it and its class), and remembers its class. */
+static void chain_next(JNIEnv* env, jclass element) {
+  jobjectArray array = (*env)->NewObjectArray(env, 1, element, NULL);
+  if (array == NULL) {
+    (*env)->ExceptionClear(env);
+    return;
+  }
+  (*env)->NewGlobalRef(env, array);
+  jclass cls = (*env)->GetObjectClass(env, array);
+  chain_last = jvmpi->jobject2jobjectID(cls);
+  chain_made++;
+  (*env)->DeleteLocalRef(env, cls);
+  (*env)->DeleteLocalRef(env, array);
+}
+
+static void chain_on_class_load(jobjectID id) {
+  if (!chaining || id != chain_last || chain_made >= CHAIN_DEPTH) return;
+  JNIEnv* env = NULL;
+  if ((*java_vm)->GetEnv(java_vm, (void**)&env, JNI_VERSION_1_2) != JNI_OK) return;
+  jobject cls = jvmpi->jobjectID2jobject(id);
+  if (cls != NULL) chain_next(env, (jclass)cls);
+}
+
+static void chain_start(void) {
+  JNIEnv* env = NULL;
+  if ((*java_vm)->GetEnv(java_vm, (void**)&env, JNI_VERSION_1_2) != JNI_OK) return;
+  /* Deep enough that no program makes it. */
+  jclass base = (*env)->FindClass(env, "[[[[[[Ljvmpitest/ArrayInitProgram;");
+  if (base == NULL) {
+    (*env)->ExceptionClear(env);
+    return;
+  }
+  chain_next(env, base);
+  chaining = 1;
+}
+
+/* ---- fetch=1: objects the agent has heard of, by ID (an open-addressing set that grows) ---- */
+
+static int fetch;
+static jobjectID* objects;
+static size_t object_slots, object_count;
+static long fetched, fetch_failed;
+
+static jobjectID* object_slot(jobjectID* table, size_t slots, jobjectID id) {
+  size_t h = ((size_t)id >> 3) * 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0;; i++) {
+    jobjectID* e = &table[(h + i) & (slots - 1)];
+    if (*e == id || *e == NULL) return e;
+  }
+}
+
+static void object_learnt(jobjectID id) {
+  if (id == NULL) return;
+  if (2 * (object_count + 1) > object_slots) {
+    const size_t slots = object_slots == 0 ? 1 << 16 : 2 * object_slots;
+    jobjectID* table = calloc(slots, sizeof *table);
+    if (table == NULL) return;
+    for (size_t i = 0; i < object_slots; i++)
+      if (objects[i] != NULL) *object_slot(table, slots, objects[i]) = objects[i];
+    free(objects);
+    objects = table;
+    object_slots = slots;
+  }
+  jobjectID* e = object_slot(objects, object_slots, id);
+  if (*e == NULL) {
+    *e = id;
+    object_count++;
+  }
+}
+
+/* An object the dump names: asked for, as the agent asks for every object it has not seen. */
+static void object_met(jobjectID id) {
+  if (!fetch || id == NULL) return;
+  if (object_slots > 0 && *object_slot(objects, object_slots, id) == id) return;
+  fetched++;
+  if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id) != JVMPI_SUCCESS || object_slots == 0 ||
+      *object_slot(objects, object_slots, id) != id) {
+    fetch_failed++;
+  }
+}
+
 static void check_class(jobjectID id, const char* where) {
   if (id == NULL || class_known(id) != NULL) return;
   unknown_classes++;
@@ -224,13 +332,16 @@ static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
       }
       case JVMPI_GC_INSTANCE_DUMP:
         check_class(id_at(p + id), "INSTANCE_DUMP");
+        object_met(id_at(p));
         p += 2 * id + 4 + u4(p + 2 * id);
         break;
       case JVMPI_GC_OBJ_ARRAY_DUMP:
         check_class(id_at(p + id + 4), "OBJ_ARRAY_DUMP");
+        object_met(id_at(p));
         p += 2 * id + 4 + (size_t)u4(p + id) * id;
         break;
       case JVMPI_GC_PRIM_ARRAY_DUMP:
+        object_met(id_at(p));
         p += id + 5 + (size_t)u4(p + id) * value_size(p[id + 4]);
         break;
       default:
@@ -261,15 +372,73 @@ static void object_alloc(JVMPI_Event* ev) {
   }
 }
 
+/* ---- sample_retransform: CPU samples, every frame known ---- */
+
+static JVMPI_ExtInterface* ext;
+static long samples, spinner_samples, sample_frames, sample_unknown;
+
+static void JNICALL on_samples(void* arg, const JVMPIExt_CpuSample* batch, jint count) {
+  JNIEnv* spinner = (JNIEnv*)arg;
+  for (jint i = 0; i < count; i++) {
+    const JVMPI_CallTrace* t = &batch[i].trace;
+    samples++;
+    if (t->env_id != spinner || t->num_frames == 0) continue;
+    spinner_samples++;
+    for (jint f = 0; f < t->num_frames; f++) {
+      sample_frames++;
+      if (names_method(t->frames[f].method_id) == NULL) {
+        sample_unknown++;
+        log_unknown("method", t->frames[f].method_id, "CPU sample");
+      }
+    }
+  }
+}
+
+static jlong sample_hook(jint code) {
+  if (ext == NULL) return -1;
+  JNIEnv* spinner = threads_find("jvmpitest-spinner");
+  switch (code) {
+    case 3: {
+      /* Sampling from when the classes are instrumented: every sample of the spinner is then
+       * inside the obsolete spin(). */
+      const jint rc = jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
+      if (rc != JVMPI_SUCCESS) return rc;
+      return ext->StartCpuSampling(1000000, 64);
+    }
+    case 4:
+      ext->DrainCpuSamples(on_samples, spinner);
+      return spinner_samples;
+    case 5:
+      ext->StopCpuSampling();
+      ext->DrainCpuSamples(on_samples, spinner);
+      tl_log("SAMPLES\tsamples=%ld\tspinner=%ld\tframes=%ld\tunknown=%ld", samples, spinner_samples,
+             sample_frames, sample_unknown);
+      return 0;
+    default:
+      return -1;
+  }
+}
+
 /* ---- events ---- */
 
 static void shut_down(void) {
   if (strcmp(mode, "dump") == 0) {
+    if (chain) chain_start();
     for (jint e = 1; e <= JVMPI_MAX_EVENT_TYPE_VAL; e++) jvmpi->DisableEvent(e, NULL);
+    chaining = 0;
+    if (chain) tl_log("CHAIN\tmade=%d", chain_made);
     JVMPI_HeapDumpArg arg = {JVMPI_DUMP_LEVEL_2};
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     const jint rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
-    tl_log("DUMP\trc=%d\trecords=%ld\tclass_dumps=%ld\tunknown=%ld\tcomplete=%d", (int)rc,
-           dump_records, class_dumps, unknown_classes, dump_complete);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    const double ms =
+        (double)(end.tv_sec - start.tv_sec) * 1e3 + (double)(end.tv_nsec - start.tv_nsec) / 1e6;
+    tl_log(
+        "DUMP\trc=%d\trecords=%ld\tclass_dumps=%ld\tunknown=%ld\tcomplete=%d\tms=%.1f"
+        "\tfetched=%ld\tfetch_failed=%ld",
+        (int)rc, dump_records, class_dumps, unknown_classes, dump_complete, ms, fetched,
+        fetch_failed);
     log_traces("dump");
   } else if (strcmp(mode, "alloc_class") == 0) {
     tl_log("ALLOCS\tnamed=%ld\tunknown=%ld\trequests=%ld\tfailed=%ld", allocs_named, allocs_unknown,
@@ -297,7 +466,11 @@ static void notify_event(JVMPI_Event* ev) {
       threads_remove(ev->env_id);
       break;
     case JVMPI_EVENT_OBJECT_ALLOC:
-      object_alloc(ev);
+      if (ev->event_type & JVMPI_REQUESTED_EVENT) {
+        object_learnt(ev->u.obj_alloc.obj_id);
+      } else {
+        object_alloc(ev);
+      }
       break;
     case JVMPI_EVENT_HEAP_DUMP:
       read_heap_dump((const unsigned char*)ev->u.heap_dump.begin,
@@ -330,6 +503,7 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
   (void)cls;
   (void)arg;
   (void)obj;
+  if (code >= 3) return sample_hook(code);
   if (code == 1) return jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
   if (code != 2) return -1;
   JNIEnv* envs[MAX_THREADS];
@@ -349,7 +523,18 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void* reserved) {
   (void)reserved;
   if (!tl_open(options)) return JNI_ERR;
   if (!opt_value(options, "mode", mode, sizeof mode)) return JNI_ERR;
+  java_vm = vm;
+  char chain_option[8];
+  chain = opt_value(options, "chain", chain_option, sizeof chain_option) &&
+          strcmp(chain_option, "1") == 0;
+  char fetch_option[8];
+  fetch = opt_value(options, "fetch", fetch_option, sizeof fetch_option) &&
+          strcmp(fetch_option, "1") == 0;
   if ((*vm)->GetEnv(vm, (void**)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
+  if (strcmp(mode, "sample_retransform") == 0 &&
+      (*vm)->GetEnv(vm, (void**)&ext, JVMPI_EXT_VERSION_1) != JNI_OK) {
+    return JNI_ERR;
+  }
   jvmpi->NotifyEvent = notify_event;
   jvmpi->EnableEvent(JVMPI_EVENT_CLASS_LOAD, NULL);
   jvmpi->EnableEvent(JVMPI_EVENT_THREAD_START, NULL);
