@@ -334,7 +334,8 @@
 
   // The view's flame data: one request brings every measure of the tab as one tree (a value per
   // measure at each node), kept until the profile changes, so switching the measure only picks
-  // the values out (once per measure) and draws.
+  // the values out (once per measure) and draws. The other measures are picked out while the
+  // page is idle after a drawing, so that a switch finds its tree ready.
   function flameFor(p, have, measure) {
     var key = [p.id, state.tab, state.perThread, p.sections, p.traces, have.join(',')].join('/');
     var cache = state.flameCache;
@@ -349,8 +350,20 @@
     return cache.data.then(function (multi) {
       var i = multi.measures.indexOf(measure);
       if (!cache.trees[measure]) cache.trees[measure] = projectFlame(multi, i);
+      whenIdle(function projectNext() {
+        if (state.flameCache !== cache) return;  // the profile changed meanwhile
+        var next = multi.measures.filter(function (m) { return !cache.trees[m]; })[0];
+        if (!next) return;
+        cache.trees[next] = projectFlame(multi, multi.measures.indexOf(next));
+        whenIdle(projectNext);
+      });
       return cache.trees[measure];
     });
+  }
+
+  function whenIdle(f) {
+    if (window.requestIdleCallback) window.requestIdleCallback(f, { timeout: 2000 });
+    else setTimeout(f, 50);
   }
 
   // One measure of a multi-measure tree, in the shape the flame graph draws; stacks without

@@ -54,7 +54,17 @@
   // "ms", which has no singular.
   function count(v, unit) {
     var u = v === 1 && /[a-z]s$/.test(unit) && unit !== 'ms' ? unit.slice(0, -1) : unit;
-    return v.toLocaleString('en-US') + ' ' + u;
+    return grouped(v) + ' ' + u;
+  }
+
+  // v.toLocaleString('en-US') ("1,234,567"), which costs tens of microseconds a call: thousands
+  // of calls made a redraw slow. Integers are grouped here; other numbers go the slow way.
+  function grouped(v) {
+    if (!Number.isSafeInteger(v)) return v.toLocaleString('en-US');
+    var digits = String(Math.abs(v)), head = digits.length % 3 || 3;
+    var out = digits.slice(0, head);
+    for (var i = head; i < digits.length; i += 3) out += ',' + digits.slice(i, i + 3);
+    return (v < 0 ? '-' : '') + out;
   }
 
   function fmt(v, unit, total) {
@@ -71,25 +81,40 @@
   }
 
   // For stacks that end in a class (allocations) or a monitor: per site (the method directly
-  // above the leaf) and per leaf name, the value there and the value under it.
+  // above the leaf) and per leaf name, the value there and the value under it. The tree is walked
+  // with a stack of its own and rows are found by name in Maps: this runs on every redraw, over
+  // every node of a profile that may have 100k stacks.
   function sitesAndLeaves(root) {
-    var sites = {}, leaves = {};
-    function row(map, name) { return map[name] || (map[name] = { name: name, self: 0, total: 0 }); }
-    (function walk(node, parent) {
-      var kids = node.c || [];
-      if (!kids.length && parent) {
-        var site = row(sites, parent.n + ' \u2192 ' + node.n);
-        site.self += node.v;
-        site.total += node.v;
-        var leaf = row(leaves, node.n);
-        leaf.self += node.v;
-        leaf.total += node.v;
-        return;
+    var sites = new Map(), leaves = new Map();
+    function add(map, key, name, v) {
+      var r = map.get(key);
+      if (!r) map.set(key, r = { name: name, self: 0, total: 0 });
+      r.self += v;
+      r.total += v;
+    }
+    var bySite = new Map();  // parent name -> Map(leaf name -> row)
+    var stack = [], top = root.c || [];
+    for (var i = top.length - 1; i >= 0; i--) stack.push(top[i], null);
+    while (stack.length) {
+      var parent = stack.pop(), node = stack.pop(), kids = node.c;
+      if (kids && kids.length) {
+        for (var k = kids.length - 1; k >= 0; k--) stack.push(kids[k], node);
+        continue;
       }
-      kids.forEach(function (c) { walk(c, node === root ? null : node); });
-    })(root, null);
+      if (!parent) continue;
+      var leafRows = bySite.get(parent.n);
+      if (!leafRows) bySite.set(parent.n, leafRows = new Map());
+      var site = leafRows.get(node.n);
+      if (!site) {
+        leafRows.set(node.n, site = { name: parent.n + ' \u2192 ' + node.n, self: 0, total: 0 });
+        sites.set(site.name, site);
+      }
+      site.self += node.v;
+      site.total += node.v;
+      add(leaves, node.n, node.n, node.v);
+    }
     function sorted(map) {
-      return Object.keys(map).map(function (k) { return map[k]; })
+      return Array.from(map.values())
         .sort(function (a, b) { return b.self - a.self || (a.name < b.name ? -1 : 1); });
     }
     return { sites: sorted(sites), leaves: sorted(leaves) };
@@ -175,6 +200,7 @@
     this.info = el('div', 'fg-info', ' ');
     this.graph = el('div', 'fg-graph');
     this.graph.setAttribute('data-measure', this.data.measure || '');
+    this.listen();
     var kind = this.kind = leafKind(this.data.measure);
     var tableTitle = el('h4', null, kind === 'class' ? 'Allocation sites (method \u2192 class)'
                                   : kind === 'monitor' ? 'Contention sites (method \u2192 monitor)'
@@ -205,61 +231,107 @@
     return chain;
   };
 
+  // The frames are <div>s (what a test or a user's tools can read: data-name, data-value, style
+  // left/width in percent, top in px), built in one fragment with one style string each; what is
+  // narrower than a pixel is not drawn, a frame too narrow for a letter gets no text, and the
+  // tooltip is written when the pointer first rests on a frame. Clicks and hovers are handled
+  // once for the whole graph (build()). This keeps a redraw of a 100k-stack profile far below a
+  // second: formatting numbers and attaching listeners per frame was most of it.
   FlameGraph.prototype.draw = function () {
-    var self = this, g = this.graph, unit = this.data.unit || '', total = this.tree.v;
+    var g = this.graph, total = this.tree.v;
     g.textContent = '';
     var chain = this.focus(), focus = chain[chain.length - 1];
     var rowH = 18, frames = [], maxDepth = 0, q = this.query, matched = 0;
-    var minFrac = 0.0005;
+    var width = g.clientWidth || 1400;  // 0 until laid out (a page being built): a common width
+    var minFrac = Math.max(0.0005, 1 / width), textFrac = 12 / width;
     // Ancestors of the focus take the full width.
+    var parent = null;
     chain.forEach(function (node, depth) {
-      frames.push({ node: node, depth: depth, x: 0, w: 1, ancestor: depth < chain.length - 1,
-                    path: chain.slice(1, depth + 1).map(function (k) { return k.n; }) });
+      var f = { node: node, depth: depth, x: 0, w: 1, ancestor: depth < chain.length - 1,
+                parent: parent, match: false, underMatch: false };
+      if (node !== focus) frames.push(f);
+      parent = f;
     });
-    (function layout(node, depth, x, path) {
-      var w = focus.v > 0 ? node.v / focus.v : 0;
-      if (node !== focus) frames.push({ node: node, depth: depth, x: x, w: w, path: path });
-      maxDepth = Math.max(maxDepth, depth);
-      var cx = x;
-      (node.c || []).forEach(function (c) {
-        var cw = focus.v > 0 ? c.v / focus.v : 0;
-        if (cw >= minFrac) layout(c, depth + 1, cx, path.concat([c.n]));
+    var focusFrame = parent;
+    frames.push(focusFrame);
+    // A match counts once: not again below a matching frame.
+    function mark(f) {
+      f.underMatch = !!f.parent && (f.parent.match || f.parent.underMatch);
+      f.match = !!q && f.node.n.indexOf(q) >= 0;
+      if (f.match && !f.underMatch) matched += f.node.v;
+    }
+    frames.forEach(mark);
+    (function layout(f) {
+      var node = f.node, kids = node.c;
+      if (f.depth > maxDepth) maxDepth = f.depth;
+      if (!kids || !(focus.v > 0)) return;
+      var cx = f.x;
+      for (var i = 0; i < kids.length; i++) {
+        var c = kids[i], cw = c.v / focus.v;
+        if (cw >= minFrac) {
+          var k = { node: c, depth: f.depth + 1, x: cx, w: cw, parent: f };
+          mark(k);
+          frames.push(k);
+          layout(k);
+        }
         cx += cw;
-      });
-    })(focus, chain.length - 1, 0, chain.slice(1).map(function (k) { return k.n; }));
+      }
+    })(focusFrame);
     var height = (maxDepth + 1) * rowH;
     g.style.height = height + 'px';
-    var matchedSet = [];
-    frames.forEach(function (f) {
-      var d = el('div', 'fg-frame', f.node.n);
-      var top = self.orientation === 'icicle' ? f.depth * rowH : height - (f.depth + 1) * rowH;
-      d.style.left = (100 * f.x) + '%';
-      d.style.width = (100 * f.w) + '%';
-      d.style.top = top + 'px';
-      d.style.background = hue(f.node.n);
-      d.title = f.node.n + '\n' + fmt(f.node.v, unit, total) + ', self ' +
-                fmt(selfOf(f.node), unit, total);
-      d.setAttribute('data-name', f.node.n);
+    var icicle = this.orientation === 'icicle', decorate = this.options.decorate;
+    var box = document.createDocumentFragment();
+    for (var i = 0; i < frames.length; i++) {
+      var f = frames[i], name = f.node.n;
+      var d = document.createElement('div');
+      d.className = 'fg-frame' + (f.ancestor ? ' fg-dim' : '') + (f.match ? ' fg-match' : '');
+      d.setAttribute('data-name', name);
       d.setAttribute('data-value', String(f.node.v));
-      if (self.options.decorate) self.options.decorate(d, f.node);  // e.g. the diff's colours
-      if (f.ancestor) d.classList.add('fg-dim');
-      if (q && f.node.n.indexOf(q) >= 0) {
-        d.classList.add('fg-match');
-        // Count a match once: not again below a matching ancestor.
-        if (!matchedSet.some(function (m) { return f.path.length > m.length &&
-            m.every(function (n, i) { return f.path[i] === n; }); })) {
-          matched += f.node.v;
-          matchedSet.push(f.path);
-        }
-      }
-      d.addEventListener('mouseenter', function () {
-        self.info.textContent = f.node.n + '  —  ' + fmt(f.node.v, unit, total);
-      });
-      d.addEventListener('click', function () { self.zoomPath = f.path; self.draw(); });
-      g.appendChild(d);
-    });
-    this.matchInfo.textContent = q ? 'matched ' + fmt(matched, unit, total) : '';
+      var top = icicle ? f.depth * rowH : height - (f.depth + 1) * rowH;
+      d.style.cssText = 'left: ' + (100 * f.x) + '%; width: ' + (100 * f.w) + '%; top: ' + top +
+                        'px; background: ' + hue(name) + ';';
+      if (f.w >= textFrac) d.textContent = name;
+      d.fgFrame = f;
+      if (decorate) decorate(d, f.node);  // e.g. the diff's colours
+      box.appendChild(d);
+    }
+    g.appendChild(box);
+    this.matchInfo.textContent = q ? 'matched ' + fmt(matched, this.data.unit || '', total) : '';
     if (this.options.onDraw) this.options.onDraw(this);
+  };
+
+  // The names from the root to a drawn frame (what a click zooms to).
+  function pathOf(f) {
+    var path = [];
+    for (; f && f.parent; f = f.parent) path.unshift(f.node.n);
+    return path;
+  }
+
+  // One listener each for the whole graph: hovering a frame shows it in the info line (and
+  // writes its tooltip the first time), clicking zooms to it.
+  FlameGraph.prototype.listen = function () {
+    var self = this, g = this.graph;
+    function frameAt(e) {
+      var t = e.target;
+      while (t && t !== g && !t.fgFrame) t = t.parentNode;
+      return t && t.fgFrame ? t : null;
+    }
+    g.addEventListener('mouseover', function (e) {
+      var d = frameAt(e);
+      if (!d) return;
+      var node = d.fgFrame.node, unit = self.data.unit || '', total = self.tree.v;
+      if (!d.title) {
+        d.title = node.n + '\n' + fmt(node.v, unit, total) + ', self ' +
+                  fmt(selfOf(node), unit, total);
+      }
+      self.info.textContent = node.n + '  \u2014  ' + fmt(node.v, unit, total);
+    });
+    g.addEventListener('click', function (e) {
+      var d = frameAt(e);
+      if (!d) return;
+      self.zoomPath = pathOf(d.fgFrame);
+      self.draw();
+    });
   };
 
   FlameGraph.prototype.drawTable = function () {
@@ -294,21 +366,31 @@
     fill(this.leafTable, split.leaves, kind === 'class' ? 'class' : 'monitor', unit, null);
   };
 
-  // Call tree as nested <details>, children largest first, opened along the heaviest path.
+  // Call tree as nested <details>, children largest first, opened along the heaviest path. A
+  // node's children are made when it is first opened (a 100k-stack tree would otherwise be
+  // thousands of elements no one sees); at most `budget` per level.
   FlameGraph.prototype.drawTree = function () {
     var box = this.treeBox, unit = this.data.unit || '', total = this.tree.v, budget = 3000;
     box.textContent = '';
-    (function add(parent, node, open) {
+    function add(parent, node, open) {
       var kids = (node.c || []).slice().sort(function (a, b) { return b.v - a.v; });
-      kids.forEach(function (k, i) {
-        if (--budget < 0) return;
+      kids.slice(0, budget).forEach(function (k, i) {
         var d = el('details');
-        d.open = open && i === 0 && k.v * 20 > total;
         d.appendChild(el('summary', null, fmt(k.v, unit, total) + '  ' + k.n));
         parent.appendChild(d);
-        add(d, k, d.open);
+        if (!k.c || !k.c.length) return;
+        if (open && i === 0 && k.v * 20 > total) {
+          d.open = true;
+          add(d, k, true);
+          return;
+        }
+        d.addEventListener('toggle', function made() {
+          d.removeEventListener('toggle', made);
+          if (d.open) add(d, k, false);
+        });
       });
-    })(box, this.tree, true);
+    }
+    add(box, this.tree, true);
   };
 
   global.JvmprofFlame = { FlameGraph: FlameGraph, invert: invert, hotMethods: hotMethods,

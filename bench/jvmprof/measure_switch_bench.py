@@ -82,8 +82,14 @@ class Run:
         self.name = name
         self.proc = subprocess.Popen([jvmprof, "serve", "--port", "0", "--ui-port", "0", profile],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.proc.stdout.readline()
-        self.url = re.search(r"(http://\S+)", self.proc.stdout.readline()).group(1)
+        # The UI line follows the agents' line (and a note on removed spool directories, if any).
+        self.url = None
+        while self.url is None:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(name + ": jvmprof serve printed no UI address")
+            m = re.search(r"UI: (http://\S+)", line)
+            self.url = m.group(1) if m else None
         self.driver = start_chromium(os.path.join(work, name), "1400,1000")
         self.driver.set_script_timeout(600)
         self.driver.get(self.url)

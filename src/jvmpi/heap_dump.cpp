@@ -19,6 +19,7 @@
 #include "dumped_objects.h"
 #include "event_gate.h"
 #include "heap_reserve.h"
+#include "java_frame_methods.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
 #include "known_methods.h"
@@ -192,6 +193,11 @@ class HeapWalk {
   const class_layouts::Layouts& layouts() const { return layouts_; }
 
   void set_object_class_tag(jlong tag) { object_class_tag_ = tag; }
+  // Methods known to run as Java code on the stacks (java_frame_methods.h): a JNI-local root
+  // JVMTI reports for one of their frames is a constant of compiled code.
+  void set_java_methods(std::unordered_set<jmethodID> methods) {
+    java_methods_ = std::move(methods);
+  }
   // A streamed dump's walk again after classes were learnt: from now on the walk writes only the
   // objects tagged from `first_new_tag` on (taken when the previous walk ended: tags only grow),
   // i.e. what learning the classes created; the objects written before are passed through
@@ -480,6 +486,15 @@ class HeapWalk {
       // by a reference); the rest are reached as in HotSpot's dumps, or not at all.
       return;
     }
+    if (kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL && java_methods_.count(info->jni_local.method)) {
+      // An object compiled code embeds, reported once per (inlined) frame: no JNI local. It is
+      // written once, as a root of no JVMPI kind (HotSpot's own dumper lists no such root).
+      if (!code_constants_written_.insert(tag).second) return;
+      out_.record_boundary();
+      out_.u1(JVMPI_GC_ROOT_UNKNOWN);
+      out_.id_from_tag(tag);
+      return;
+    }
     out_.record_boundary();
     auto env_of = [this](jlong thread_tag) -> JNIEnv* {
       auto it = thread_envs_.find(thread_tag);
@@ -753,6 +768,8 @@ class HeapWalk {
   std::vector<FrameRoot> frame_roots_;
   std::vector<DeferredObject> deferred_;
   std::unordered_set<jlong> sticky_written_;
+  std::unordered_set<jmethodID> java_methods_;
+  std::unordered_set<jlong> code_constants_written_;
   bool sticky_roots_started_ = false;
   const jlong hidden_tag_ = heap_reserve::object_tag();
   std::unordered_set<jlong> class_objects_;  // every object of class java.lang.Class seen
@@ -930,6 +947,7 @@ bool learn_unknown_classes(JNIEnv* jni, HeapWalk& walk, const JVMPIExt_HeapDumpS
 bool walk_heap(JNIEnv* jni, HeapWalk& walk, jobject initial_object,
                const JVMPIExt_HeapDumpSink* sink, PhaseTimes& times, bool* learnt = nullptr) {
   walk.set_object_class_tag(class_tag_of(jni, "java/lang/Object"));
+  if (initial_object == nullptr) walk.set_java_methods(java_frame_methods::on_stacks_now());
   const jvmtiHeapCallbacks callbacks = walk.callbacks();
   bool ok = jvmti_ok(jvmti()->FollowReferences(0, nullptr, initial_object, &callbacks, &walk),
                      "FollowReferences");

@@ -55,7 +55,11 @@ class Serve:
         self.proc = subprocess.Popen([jvmprof, "serve", "--port", "0", "--ui-port", "0", *files],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env=env)
+        # A note on spool directories removed at start (left by a serve that was killed) may
+        # come before the agents' line.
         agent_line = self.proc.stdout.readline()
+        while agent_line.startswith("jvmprof serve: removed "):
+            agent_line = self.proc.stdout.readline()
         ui_line = self.proc.stdout.readline()
         agent = re.search(r"net=127\.0\.0\.1:(\d+)", agent_line)
         ui = re.search(r"(http://\S+)", ui_line)
