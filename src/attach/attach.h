@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -88,5 +89,7 @@ struct LocalJvm {
 };
 // Every JVM this process can see, by pid.
 std::vector<LocalJvm> local_jvms();
+// One of them; nullopt when `pid` is not a JVM this process can see.
+std::optional<LocalJvm> local_jvm(pid_t pid);
 
 }  // namespace attach

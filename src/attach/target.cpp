@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,46 +129,51 @@ Target find_target(pid_t pid) {
   return t;
 }
 
+std::optional<LocalJvm> local_jvm(pid_t pid) {
+  const auto status = read_proc_status(pid);
+  if (!status || status->state == 'Z') return std::nullopt;
+  const std::string perf = find_perf_data(pid, status->ns_pid);
+  const auto jvm = maps_libjvm(pid);
+  // A stale hsperfdata file can carry a recycled pid: the maps decide when they can be read.
+  if (jvm.has_value() ? !*jvm : perf.empty()) return std::nullopt;
+  LocalJvm j;
+  j.pid = pid;
+  PerfData data;
+  if (!perf.empty()) {
+    try {
+      data = read_perf_data(perf);
+    } catch (const AttachError&) {
+      // Half-written or unreadable: the command line is all there is to go by.
+    }
+  }
+  const auto command = data.strings.find("sun.rt.javaCommand");
+  j.main =
+      command != data.strings.end() ? first_word(command->second) : main_from_argv(argv_of(pid));
+  const auto version = data.strings.find("java.property.java.version");
+  if (version != data.strings.end()) j.java_version = version->second;
+  const uid_t self = geteuid();
+  if (perf_data_says_attach_disabled(data) ||
+      (data.strings.empty() && command_line_disables_attach(pid))) {
+    j.why_not = "-XX:+DisableAttachMechanism";
+  } else if (self != 0 && self != status->uid) {
+    j.why_not = "runs as uid " + std::to_string(status->uid);
+  } else if ((status->caught & (1ULL << (SIGQUIT - 1))) == 0 &&
+             !socket_exists(pid, status->ns_pid)) {
+    j.why_not = "does not handle SIGQUIT (-Xrs, or still starting)";
+  }
+  j.attachable = j.why_not.empty();
+  return j;
+}
+
 std::vector<LocalJvm> local_jvms() {
   std::vector<LocalJvm> out;
   DIR* proc = opendir("/proc");
   if (!proc) return out;
-  const uid_t self = geteuid();
   while (const dirent* e = readdir(proc)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0' || pid == getpid()) continue;
-    const auto status = read_proc_status(static_cast<pid_t>(pid));
-    if (!status || status->state == 'Z') continue;
-    const std::string perf = find_perf_data(static_cast<pid_t>(pid), status->ns_pid);
-    const auto jvm = maps_libjvm(static_cast<pid_t>(pid));
-    // A stale hsperfdata file can carry a recycled pid: the maps decide when they can be read.
-    if (jvm.has_value() ? !*jvm : perf.empty()) continue;
-    LocalJvm j;
-    j.pid = static_cast<pid_t>(pid);
-    PerfData data;
-    if (!perf.empty()) {
-      try {
-        data = read_perf_data(perf);
-      } catch (const AttachError&) {
-      }
-    }
-    const auto command = data.strings.find("sun.rt.javaCommand");
-    j.main = command != data.strings.end() ? first_word(command->second)
-                                           : main_from_argv(argv_of(j.pid));
-    const auto version = data.strings.find("java.property.java.version");
-    if (version != data.strings.end()) j.java_version = version->second;
-    if (perf_data_says_attach_disabled(data) ||
-        (data.strings.empty() && command_line_disables_attach(j.pid))) {
-      j.why_not = "-XX:+DisableAttachMechanism";
-    } else if (self != 0 && self != status->uid) {
-      j.why_not = "runs as uid " + std::to_string(status->uid);
-    } else if ((status->caught & (1ULL << (SIGQUIT - 1))) == 0 &&
-               !socket_exists(static_cast<pid_t>(pid), status->ns_pid)) {
-      j.why_not = "does not handle SIGQUIT (-Xrs, or still starting)";
-    }
-    j.attachable = j.why_not.empty();
-    out.push_back(std::move(j));
+    if (auto j = local_jvm(static_cast<pid_t>(pid))) out.push_back(std::move(*j));
   }
   closedir(proc);
   std::sort(out.begin(), out.end(),

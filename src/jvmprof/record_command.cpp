@@ -335,11 +335,8 @@ int run_record(std::span<char* const> args) {
     std::fprintf(stderr, "jvmprof record: %s\n", e.what());
     return 1;
   }
-  const std::string main = [&] {
-    for (const auto& j : attach::local_jvms())
-      if (j.pid == s.pid) return j.main;
-    return std::string();
-  }();
+  const auto described = attach::local_jvm(s.pid);
+  const std::string main = described ? described->main : std::string();
   // The agent connects while it starts; one that has not connected within the timeout is gone.
   const auto connect_deadline = Clock::now() + timeouts.attach;
   while (fds.conn < 0) {

@@ -3,9 +3,9 @@
 // apart from HPROF: it samples the stacks of the Java threads running Java code and, on `stop` or
 // when the VM dies, writes them as HPROF's text report (TRACE and CPU SAMPLES sections) to
 // file=PATH or to net=HOST:PORT, the way HPROF does. Options: net=HOST:PORT or file=PATH,
-// interval=MS (default 10). Exactly `stop` ends the session (non-zero when none runs). It can be
-// attached again after a stop: HotSpot never unloads an agent library, so state is reset, not
-// reloaded. Lines on stdout
+// interval=MS (default 10), cpu=samples (accepted: it is what the agent does). Exactly `stop`
+// ends the session (non-zero when none runs). It can be attached again after a stop: HotSpot
+// never unloads an agent library, so state is reset, not reloaded. Lines on stdout
 // ("attach-test-agent: ...") tell the test what happened, in the target's own output.
 #define _GNU_SOURCE  // getaddrinfo, strtok_r
 #include <arpa/inet.h>
