@@ -305,6 +305,8 @@ int run_record(std::span<char* const> args) {
       close(listener);
     }
   } fds{listener};
+  // A closed stderr must not kill record between attach and stop: the agent would stay attached.
+  std::signal(SIGPIPE, SIG_IGN);
   // Ctrl-C and SIGTERM end the wait, not the program; restored when record returns.
   struct sigaction on_signal {
   }, old_int{}, old_term{};
