@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
+#include <vector>
 
 namespace jvmprof {
 namespace {
@@ -16,6 +19,20 @@ namespace fs = std::filesystem;
 
 // What libhprof.so opens from its own directory (the JVMPI runtime and its tracker classes).
 constexpr const char* kAgentSiblings[] = {"libjvmpi.so", "jvmpi-tracker.jar"};
+
+bool same_contents(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (!fs::exists(b, ec) || fs::file_size(a, ec) != fs::file_size(b, ec) || ec) return false;
+  std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
+  std::vector<char> bx(1 << 16), by(1 << 16);
+  while (x && y) {
+    x.read(bx.data(), static_cast<std::streamsize>(bx.size()));
+    y.read(by.data(), static_cast<std::streamsize>(by.size()));
+    if (x.gcount() != y.gcount() || !std::equal(bx.begin(), bx.begin() + x.gcount(), by.begin()))
+      return false;
+  }
+  return !x.bad() && !y.bad();
+}
 
 }  // namespace
 
@@ -75,12 +92,21 @@ std::string agent_path_for(const attach::Target& target, const std::string& libr
       files.push_back(absolute.parent_path() / sibling);
   for (const auto& f : files) {
     const fs::path copy = outside / f.filename();
-    fs::copy_file(f, copy, fs::copy_options::overwrite_existing, ec);
-    if (ec)
+    // The JVM may have this file mapped from an earlier attach: never write into it (that
+    // changes code under a running program). An identical copy is kept; a different one is
+    // replaced by rename, which leaves a mapped old file intact.
+    if (same_contents(f, copy)) continue;
+    const fs::path staged = outside / (f.filename().string() + ".new-" + std::to_string(getpid()));
+    fs::copy_file(f, staged, fs::copy_options::overwrite_existing, ec);
+    if (!ec && geteuid() == 0 && chown(staged.c_str(), target.uid, target.gid) != 0)
+      ec = std::error_code(errno, std::generic_category());
+    if (!ec) fs::rename(staged, copy, ec);
+    if (ec) {
+      std::error_code ignored;
+      fs::remove(staged, ignored);
       throw attach::AttachError("cannot copy " + f.string() +
                                 " into the JVM's /tmp: " + ec.message());
-    if (geteuid() == 0 && chown(copy.c_str(), target.uid, target.gid) != 0)
-      throw attach::AttachError("cannot hand " + copy.string() + " to the JVM's user");
+    }
   }
   return "/tmp/" + dir_name + "/" + absolute.filename().string();
 }

@@ -14,6 +14,8 @@ death), so that the command line is proven apart from HPROF. One case per run:
               another user's JVM from a non-root user: one line each
   other_user  (as root) a JVM running as nobody: jps, attach/stop and dump work through the
               uid switch
+  container   (as root) a JVM in mount and pid namespaces of its own with a private /tmp: jps,
+              two attach/stop cycles (the agent copied into its /tmp), record, dump
   dump        HotSpot's dump (.hprof, .hprof.gz) read by jvmprof summary and VisualVM's heap
               library; the Marker count equals the program's and jcmd GC.class_histogram's
   hprof_record  (only with the real HPROF attachable) `jvmprof record` with libhprof.so
@@ -52,15 +54,38 @@ def wait_for(pred, what, limit=180):
         time.sleep(0.05)
 
 
+def child_of(parent):
+    """The pid of `parent`'s child process (unshare --fork's), once there is one."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % entry) as f:
+                if re.search(r"^PPid:\s+%d$" % parent, f.read(), re.M):
+                    return int(entry)
+        except OSError:
+            pass
+    return None
+
+
 class Spinner:
-    def __init__(self, a, work, name, jvm_args=(), user=None):
+    """attachtest.Spinner in a JVM of its own; `user`: run as that uid; `container`: in new mount
+    and pid namespaces with a /tmp of their own (a tmpfs), as in a container."""
+
+    def __init__(self, a, work, name, jvm_args=(), user=None, container=False):
         self.dir = os.path.join(work, name)
         os.makedirs(self.dir)
         os.chmod(self.dir, 0o777)
-        self.stop_file = os.path.join(self.dir, "stop")
         self.out_path = os.path.join(self.dir, "stdout")
-        cmd = [os.path.join(a.jdk, "bin", "java"), *jvm_args, "-cp", a.classes,
-               "attachtest.Spinner", self.stop_file, str(MARKERS)]
+        java = [os.path.join(a.jdk, "bin", "java"), *jvm_args, "-cp", a.classes,
+                "attachtest.Spinner"]
+        if container:
+            cmd = ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
+                   'mount -t tmpfs none /tmp && cd /tmp && exec "$@" /tmp/stop %d' % MARKERS,
+                   "sh", *java]
+        else:
+            self.stop_file = os.path.join(self.dir, "stop")
+            cmd = java + [self.stop_file, str(MARKERS)]
         if user is not None:
             cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user, "--clear-groups"] + cmd
         self.out = open(self.out_path, "w")
@@ -69,8 +94,10 @@ class Spinner:
                  name + " to start")
         if self.proc.poll() is not None:
             raise RuntimeError(name + " ended at start: " + self.output())
-        # setpriv execs java, so the pid is the JVM's.
-        self.pid = self.proc.pid
+        # setpriv execs java, so the pid is the JVM's; unshare --fork runs it in a child.
+        self.pid = child_of(self.proc.pid) if container else self.proc.pid
+        if container:
+            self.stop_file = "/proc/%d/root/tmp/stop" % self.pid
 
     def output(self):
         with open(self.out_path) as f:
@@ -177,7 +204,8 @@ def case_jps(a, work):
         d.kill()
 
 
-def attach_and_stop(a, s, report, cycle):
+def attach_and_stop(a, s, report, cycle, via_root=False):
+    """`report` is the JVM's path; with `via_root` it is read through /proc/PID/root."""
     before = s.output().count("attach-test-agent: first sample")
     r = jvmprof(a, "attach", str(s.pid), "file=" + report, "--agent", a.agent)
     check(r.returncode == 0 and "attached to JVM %d" % s.pid in r.stdout,
@@ -190,7 +218,8 @@ def attach_and_stop(a, s, report, cycle):
           "cycle %d: stop" % cycle)
     check(s.output().count("attach-test-agent: detached") == cycle,
           "cycle %d: the agent detached" % cycle)
-    check_spin_report(a, report, "cycle %d" % cycle)
+    check_spin_report(a, "/proc/%d/root%s" % (s.pid, report) if via_root else report,
+                      "cycle %d" % cycle)
 
 
 def case_attach_stop(a, work):
@@ -339,6 +368,33 @@ def case_other_user(a, work):
         s.kill()
 
 
+def case_container(a, work):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        print("not root or no unshare: no namespaces to make")
+        return
+    s = Spinner(a, work, "container", container=True)
+    try:
+        with open("/proc/%d/status" % s.pid) as f:
+            check(re.search(r"^NSpid:\s+%d\s+1$" % s.pid, f.read(), re.M) is not None,
+                  "the JVM is pid 1 in a pid namespace of its own")
+        row = jps_row(jvmprof(a, "jps").stdout, s.pid)
+        check(row is not None and row[2] == "yes" and row[3] == "attachtest.Spinner",
+              "jps finds the JVM in the container")
+        # Twice: the second attach must not write into the library the JVM has mapped.
+        for cycle in (1, 2):
+            attach_and_stop(a, s, "/tmp/report%d.txt" % cycle, cycle, via_root=True)
+        out = os.path.join(work, "container.collapsed")
+        r = jvmprof(a, "record", str(s.pid), "-d", "1", "-o", out, "--agent", a.agent)
+        check(r.returncode == 0 and os.path.getsize(out) > 0, "record from the container")
+        out = os.path.join(work, "container.hprof.gz")
+        r = jvmprof(a, "dump", str(s.pid), "-o", out)
+        check(r.returncode == 0, "dump of the container's JVM (written in its /tmp, moved here)")
+        check(marker_count_summary(a, out) == MARKERS, "container dump: %d Markers" % MARKERS)
+        check(s.finish() == 0 and "done %d" % MARKERS in s.output(), "the JVM ran on")
+    finally:
+        s.kill()
+
+
 def marker_count_summary(a, dump):
     r = subprocess.run([a.jvmprof, "summary", dump], capture_output=True, text=True)
     for line in r.stdout.splitlines():
@@ -421,6 +477,7 @@ def case_hprof_record(a, work):
 
 CASES = {"jps": case_jps, "attach_stop": case_attach_stop, "record": case_record,
          "errors": case_errors, "other_user": case_other_user, "dump": case_dump,
+         "container": case_container,
          "hprof_record": case_hprof_record}
 
 
