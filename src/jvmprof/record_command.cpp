@@ -280,6 +280,16 @@ int run_record(std::span<char* const> args) {
                  s.out.c_str());
     return 2;
   }
+  // Found out now, not after the recording: a FILE that cannot be written.
+  {
+    const size_t slash = s.out.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : s.out.substr(0, slash + 1);
+    if (access(dir.c_str(), W_OK) != 0) {
+      std::fprintf(stderr, "jvmprof record: cannot write into %s: %s\n", dir.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+  }
   attach::Timeouts timeouts;
   timeouts.attach = milliseconds(static_cast<long long>(s.timeout_s * 1000));
   timeouts.reply = milliseconds(static_cast<long long>(s.timeout_s * 1000 + 60000));
@@ -346,9 +356,18 @@ int run_record(std::span<char* const> args) {
     if (poll(&p, 1, 200) > 0) fds.conn = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fds.conn >= 0) break;
     if (!attach::jvm_alive(s.pid) || Clock::now() > connect_deadline || interrupted) {
-      std::fprintf(
-          stderr, "jvmprof record: the agent in JVM %d did not connect to 127.0.0.1:%u%s\n",
-          static_cast<int>(s.pid), port, attach::jvm_alive(s.pid) ? "" : " (the JVM exited)");
+      const bool alive = attach::jvm_alive(s.pid);
+      std::fprintf(stderr,
+                   "jvmprof record: the agent in JVM %d did not connect to 127.0.0.1:%u%s\n",
+                   static_cast<int>(s.pid), port, alive ? "" : " (the JVM exited)");
+      // Leave no agent attached behind: it may yet run without anyone reading it.
+      if (alive) {
+        try {
+          attach::load_agent(target, library, "stop", timeouts);
+        } catch (const attach::AttachError&) {
+          // Nothing more to do: the line above has said what went wrong.
+        }
+      }
       return 1;
     }
   }

@@ -344,6 +344,8 @@ def case_errors(a, work):
         check(s.finish() == 0, "the stopped JVM ran on after SIGCONT")
     finally:
         s.kill()
+    r = jvmprof(a, "record", str(os.getpid()), "-d", "1", "-o", "/nonexistent-dir/p.txt")
+    one_line_error(r, "cannot write into /nonexistent-dir/", "record: FILE not writable")
     r = jvmprof(a, "attach", "12x", "cpu=samples")
     one_line_error(r, "not a process id", "a pid that is not a number")
 
