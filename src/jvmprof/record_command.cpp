@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attach.h"
@@ -385,16 +387,33 @@ int run_record(std::span<char* const> args) {
   if (tty) std::fputc('\n', stderr);
   bool jvm_exited = false;
   if (!rec.closed()) {
-    try {
-      const int result = attach::load_agent(target, library, "stop", timeouts);
-      if (result != 0)
-        std::fprintf(stderr, "jvmprof record: the agent in JVM %d had no session to stop\n",
-                     static_cast<int>(s.pid));
-    } catch (const attach::AttachError& e) {
+    // The agent writes its final report while it handles `stop`, before the attach command
+    // returns: the stream is read meanwhile, or a report larger than the socket's buffers would
+    // block the agent and the reply with it.
+    std::atomic<bool> stopped{false};
+    std::string stop_error;
+    int stop_result = 0;
+    std::thread stopper([&] {
+      attach::Timeouts stop_timeouts = timeouts;
+      stop_timeouts.reply = milliseconds(0);  // as long as the JVM lives: reports take their time
+      try {
+        stop_result = attach::load_agent(target, library, "stop", stop_timeouts);
+      } catch (const attach::AttachError& e) {
+        stop_error = e.what();
+      }
+      stopped = true;
+    });
+    while (!stopped)
+      if (!rec.pump(fds.conn, milliseconds(100))) poll(nullptr, 0, 50);
+    stopper.join();
+    if (!stop_error.empty()) {
       jvm_exited = !attach::jvm_alive(s.pid);
-      if (!jvm_exited) std::fprintf(stderr, "jvmprof record: stop: %s\n", e.what());
+      if (!jvm_exited) std::fprintf(stderr, "jvmprof record: stop: %s\n", stop_error.c_str());
+    } else if (stop_result != 0) {
+      std::fprintf(stderr, "jvmprof record: the agent in JVM %d had no session to stop\n",
+                   static_cast<int>(s.pid));
     }
-    // The final report follows the stop; the agent closes the stream when it has sent it.
+    // The agent closes the stream when it has sent its report.
     const auto report_deadline = Clock::now() + timeouts.reply;
     while (rec.pump(fds.conn, milliseconds(250)) && Clock::now() < report_deadline) {
     }

@@ -271,6 +271,13 @@ def case_record(a, work):
         check("speedscope" in ss.get("$schema", "") and any(
             fr.get("name", "").endswith("attachtest.Spinner.spin")
             for fr in ss["shared"]["frames"]), ".json: speedscope with spin()")
+        # A final report larger than the socket's buffers, written while the agent handles
+        # `stop`: record reads it while it waits for the stop's reply.
+        out = os.path.join(work, "big.collapsed")
+        r = jvmprof(a, "record", str(s.pid), "-d", "1", "-o", out, "--agent", a.agent,
+                    "cpu=samples,padding=16000000")
+        check(r.returncode == 0 and "stop:" not in r.stderr and os.path.getsize(out) > 0,
+              "record: a 16 MB final report read while the agent stops")
         r = jvmprof(a, "record", str(s.pid), "-d", "2", "-o", os.path.join(work, "x.bin"))
         check(r.returncode == 2 and len(r.stderr.splitlines()) == 1, "record: unknown extension")
 
@@ -285,7 +292,7 @@ def case_record(a, work):
         print(err)
         check(p.returncode == 0 and "stopped early" in err, "Ctrl-C: record stops early")
         check(os.path.exists(out) and os.path.getsize(out) > 0, "Ctrl-C: the file is written")
-        check(s.proc.poll() is None and s.output().count("detached") == 6,
+        check(s.proc.poll() is None and s.output().count("detached") == 7,
               "Ctrl-C: the agent was stopped and the JVM runs on")
 
         # The JVM exits during the recording: the agent's report at VM death is written.

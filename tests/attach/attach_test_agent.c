@@ -3,7 +3,8 @@
 // apart from HPROF: it samples the stacks of the Java threads running Java code and, on `stop` or
 // when the VM dies, writes them as HPROF's text report (TRACE and CPU SAMPLES sections) to
 // file=PATH or to net=HOST:PORT, the way HPROF does. Options: net=HOST:PORT or file=PATH,
-// interval=MS (default 10), cpu=samples (accepted: it is what the agent does). Exactly `stop`
+// interval=MS (default 10), cpu=samples (accepted: it is what the agent does), padding=BYTES
+// (blank lines before the report, for a report larger than a socket's buffers). Exactly `stop`
 // ends the session (non-zero when none runs). It can be attached again after a stop: HotSpot
 // never unloads an agent library, so state is reset, not reloaded. Lines on stdout
 // ("attach-test-agent: ...") tell the test what happened, in the target's own output.
@@ -39,6 +40,7 @@ static TraceCount traces[MAX_TRACES];
 static int trace_count;
 static long total_samples;
 static int announced;  // "first sample" said in this session
+static long padding;   // blank lines' bytes written before the report (a report of that size)
 
 static void say(const char* what) {
   printf("attach-test-agent: %s\n", what);
@@ -186,6 +188,7 @@ static int end_session(JNIEnv* jni, int final_sample, const char* why) {
     if (out) fputs(kHeader, out);
   }
   if (out) {
+    for (long i = 0; i < padding; ++i) fputc('\n', out);
     write_report(out, jni);
     fclose(out);
   }
@@ -231,12 +234,16 @@ static int start_session(JNIEnv* jni, const char* options) {
   char net[512] = "";
   file_path[0] = '\0';
   interval_ms = 10;
+  padding = 0;
   for (char *save = NULL, *word = strtok_r(opts, ",", &save); word;
        word = strtok_r(NULL, ",", &save)) {
     if (strncmp(word, "net=", 4) == 0) {
       snprintf(net, sizeof net, "%s", word + 4);
     } else if (strncmp(word, "file=", 5) == 0) {
       snprintf(file_path, sizeof file_path, "%s", word + 5);
+    } else if (strncmp(word, "padding=", 8) == 0) {
+      padding = atol(word + 8);
+      if (padding < 0) return 2;
     } else if (strcmp(word, "cpu=samples") == 0) {
       // HPROF's option for what this agent does anyway (jvmprof record's default).
     } else if (strncmp(word, "interval=", 9) == 0) {
