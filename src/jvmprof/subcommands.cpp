@@ -2,6 +2,7 @@
 // The table of jvmprof's subcommands. A new subcommand adds its declaration and one row here.
 #include <cstdio>
 
+#include "attach_commands.h"
 #include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
@@ -25,6 +26,12 @@ std::span<const Subcommand> subcommands() {
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
       {"convert", "CPU/allocation profile to collapsed, pprof, speedscope or HTML", run_convert},
       {"serve", "live profiles from HPROF agents (net=) and saved files in a web UI", run_serve},
+      {"jps", "the local JVMs: pid, main class, Java version, attachable", run_jps},
+      {"attach", "load HPROF into a running JVM (HPROF's option string)", run_attach},
+      {"stop", "final report from an attached HPROF, which then detaches", run_stop},
+      {"record", "attach, profile for a while, stop, write txt/html/collapsed/pprof/json",
+       run_record},
+      {"dump", "heap dump of a running JVM with HotSpot's dumper (.hprof, .hprof.gz)", run_dump},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;
