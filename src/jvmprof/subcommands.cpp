@@ -5,6 +5,7 @@
 #include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
+#include "query_command.h"
 #include "serve_command.h"
 #include "subcommand.h"
 
@@ -25,6 +26,7 @@ std::span<const Subcommand> subcommands() {
       {"suspects", "leak suspects with their paths to GC roots", run_suspects},
       {"convert", "CPU/allocation profile to collapsed, pprof, speedscope or HTML", run_convert},
       {"serve", "live profiles from HPROF agents (net=) and saved files in a web UI", run_serve},
+      {"query", "merged profiles of a time range from a profile store (serve --store)", run_query},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;
