@@ -165,7 +165,7 @@ std::unique_ptr<ProfileStore> make_queued_store(const BackendFactory& open,
 
 std::unique_ptr<ProfileStore> open_store(const std::string& location, const StoreOptions& options) {
   if (location.starts_with("postgresql://") || location.starts_with("postgres://"))
-    throw StoreError("PostgreSQL stores are not supported by this build: " + location);
+    return make_queued_store([location] { return open_postgres_backend(location); }, options);
   return make_queued_store([location] { return open_sqlite_backend(location); }, options);
 }
 
