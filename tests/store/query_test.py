@@ -184,6 +184,28 @@ def main():
     with open(notes) as f:
         check(f.read() == "not a store\n" * 100, "corrupt store left as it was")
 
+    # serve --store: a store it cannot use is one error line and no serve; a good one is opened,
+    # named at start, and closed with its count at stop.
+    r = run(["serve", "--port", "0", "--ui-port", "0", "--store", notes])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and "not a SQLite database" in r.stderr,
+          "serve --store on a corrupt file: %r" % r.stderr)
+    r = run(["serve", "--port", "0", "--retention", "14d"])
+    check(r.returncode == 2 and "--retention needs --store" in r.stderr, "--retention alone")
+    serve = subprocess.Popen([a.jvmprof, "serve", "--port", "0", "--ui-port", "0", "--store", db,
+                              "--retention", "14d"], stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in serve.stdout:
+        lines.append(line)
+        if "UI:" in line:
+            break
+    serve.terminate()
+    rest, _ = serve.communicate(timeout=60)
+    check(any(("profile history: sqlite " + db) in l for l in lines), "serve names its store: %s" % lines)
+    check("profile history: 0 periods stored, 0 dropped" in rest and serve.returncode == 0,
+          "serve closes its store: %r" % rest)
+    r = run(["query", "--store", db, "--from", "-1h", "-o", "-"])
+    check(folded(r.stdout) == want, "the store after serve used it: %s" % r.stdout)
+
     if failures:
         print("%d failure(s); work dir %s" % (len(failures), work))
         return 1
