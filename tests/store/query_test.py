@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 failures = []
 
@@ -198,6 +200,16 @@ def main():
         lines.append(line)
         if "UI:" in line:
             break
+    # SIGTERM only once the UI answers: a stop that comes before the web server runs is lost.
+    url = next((l.split("UI: ", 1)[1].strip() for l in lines if "UI: " in l), None)
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url, timeout=5).read()
+            break
+        except urllib.error.HTTPError:
+            break
+        except (urllib.error.URLError, OSError, TypeError, ValueError):
+            time.sleep(0.1)
     serve.terminate()
     rest, _ = serve.communicate(timeout=60)
     check(any(("profile history: sqlite " + db) in l for l in lines), "serve names its store: %s" % lines)
