@@ -4,7 +4,6 @@
 #include "history_recorder.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
