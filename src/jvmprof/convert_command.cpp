@@ -16,6 +16,31 @@
 #include "profiles.h"
 
 namespace jvmprof {
+
+bool write_output(const std::string& path, const std::string& bytes, bool gzip) {
+  std::string data = bytes;
+  if (gzip) {
+    z_stream z{};
+    if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      return false;
+    std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    z.avail_in = static_cast<uInt>(bytes.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    const int rc = deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    if (rc != Z_STREAM_END) return false;
+    data.swap(out);
+  }
+  if (path == "-") return std::fwrite(data.data(), 1, data.size(), stdout) == data.size();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  f.close();
+  return static_cast<bool>(f);
+}
+
 namespace {
 
 void usage(std::FILE* out) {
@@ -46,30 +71,6 @@ void usage(std::FILE* out) {
       "                'program=demo.DemoApp 12' 'JVM=OpenJDK 17.0.15'\n"
       "  --depth N     html: HPROF ran with depth=N; stacks of N frames were cut there and\n"
       "                are drawn under a '[truncated at depth N]' frame, not as roots\n");
-}
-
-bool write_output(const std::string& path, const std::string& bytes, bool gzip) {
-  std::string data = bytes;
-  if (gzip) {
-    z_stream z{};
-    if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-      return false;
-    std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    z.avail_in = static_cast<uInt>(bytes.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    const int rc = deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    if (rc != Z_STREAM_END) return false;
-    data.swap(out);
-  }
-  if (path == "-") return std::fwrite(data.data(), 1, data.size(), stdout) == data.size();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-  f.close();
-  return static_cast<bool>(f);
 }
 
 // --diff: BASE (before) against IN (after), one measure.

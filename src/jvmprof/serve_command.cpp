@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "history_recorder.h"
 #include "session_registry.h"
 #include "spool_dir.h"
 #include "web_server.h"
@@ -32,7 +33,8 @@ void usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--allow-host NAME]...\n"
-      "                     [--command-timeout SECONDS] [--max-record MIB] [FILES...]\n\n"
+      "                     [--command-timeout SECONDS] [--max-record MIB]\n"
+      "                     [--store PATH|URI|default [--retention DURATION]] [FILES...]\n\n"
       "Receives the profiles of JVMs started with -agentlib:hprof=...,net=HOST:P (format=a\n"
       "or format=b, several at once), opens saved java.hprof.txt / java.hprof files, and\n"
       "serves a web UI with flame graphs and HPROF's interactive commands.\n\n"
@@ -42,7 +44,13 @@ void usage(std::FILE* out) {
       "                       anything else exposes HPROF's unauthenticated commands)\n"
       "  --allow-host NAME    another Host name the UI answers to (e.g. behind a tunnel)\n"
       "  --command-timeout S  how long a command waits for its answer (default 30)\n"
-      "  --max-record MIB     largest binary record accepted from an agent (default 256)\n\n"
+      "  --max-record MIB     largest binary record accepted from an agent (default 256)\n"
+      "  --store S            keep every JVM's periods in a profile store: a SQLite file,\n"
+      "                       'default' ($XDG_DATA_HOME/jvmprof/profiles.db) or a\n"
+      "                       postgresql:// URI shared with other collectors (jvmprof query\n"
+      "                       reads it; see docs/profile-store.md)\n"
+      "  --retention D        delete stored periods older than D (e.g. 14d; default: keep);\n"
+      "                       older than a day become 1-minute buckets, than a week 1-hour\n\n"
       "The UI's URL carries a random token printed at start; requests without it are "
       "refused.\n");
 }
@@ -115,6 +123,8 @@ int run_serve(std::span<char* const> args) {
   long port = 7370, ui_port = 7371, timeout_s = 30, max_record_mib = 256;
   WebOptions web;
   std::vector<std::string> files;
+  std::string store_location;
+  store::RetentionPolicy retention;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
     const bool has_value = i + 1 < args.size();
@@ -139,6 +149,13 @@ int run_serve(std::span<char* const> args) {
     } else if (a == "--allow-host") {
       if (!has_value) return bad("a host name");
       web.extra_hosts.push_back(args[++i]);
+    } else if (a == "--store") {
+      if (!has_value) return bad("a SQLite file, 'default' or a postgresql:// URI");
+      store_location = args[++i];
+    } else if (a == "--retention") {
+      const auto d = has_value ? store::parse_duration(args[++i]) : std::nullopt;
+      if (!d || *d <= 0) return bad("a duration such as 14d or 12h");
+      retention.retention_ms = *d;
     } else if (a.size() > 1 && a[0] == '-') {
       std::fprintf(stderr, "jvmprof serve: unknown option '%s' (see --help)\n", a.c_str());
       return 2;
@@ -146,12 +163,30 @@ int run_serve(std::span<char* const> args) {
       files.push_back(a);
     }
   }
+  if (retention.retention_ms > 0 && store_location.empty()) {
+    std::fprintf(stderr, "jvmprof serve: --retention needs --store\n");
+    return 2;
+  }
   // Block the stop signals in every thread; one thread waits for them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // The profile history, opened before anything listens (and after the signals are blocked: its
+  // threads must not take SIGTERM): a store that cannot be used is one error line and no serve.
+  std::unique_ptr<HistoryRecorder> history;
+  if (!store_location.empty()) {
+    try {
+      if (store_location == "default") store_location = store::default_store_path();
+      history = std::make_unique<HistoryRecorder>(store::open_store(store_location), retention);
+      std::printf("jvmprof serve: profile history: %s\n", history->store().describe().c_str());
+    } catch (const store::StoreError& e) {
+      std::fprintf(stderr, "jvmprof serve: %s\n", e.what());
+      return 1;
+    }
+  }
 
   SessionLimits limits;
   limits.command_timeout = std::chrono::seconds(timeout_s);
@@ -224,6 +259,14 @@ int run_serve(std::span<char* const> args) {
   registry.stop_all();
   registry.clear();  // removes the spool files
   remove_spool_dir(limits.spool_dir);
+  if (history) {
+    history->store().flush();
+    const auto st = history->stats();
+    history.reset();
+    std::printf("jvmprof serve: profile history: %llu periods stored, %llu dropped\n",
+                static_cast<unsigned long long>(st.committed),
+                static_cast<unsigned long long>(st.dropped));
+  }
   std::printf("jvmprof serve: stopped\n");
   return 0;
 }

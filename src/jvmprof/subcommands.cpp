@@ -6,6 +6,7 @@
 #include "convert_command.h"
 #include "heap_commands.h"
 #include "install_agent.h"
+#include "query_command.h"
 #include "serve_command.h"
 #include "subcommand.h"
 
@@ -32,6 +33,7 @@ std::span<const Subcommand> subcommands() {
       {"record", "attach, profile for a while, stop, write txt/html/collapsed/pprof/json",
        run_record},
       {"dump", "heap dump of a running JVM with HotSpot's dumper (.hprof, .hprof.gz)", run_dump},
+      {"query", "merged profiles of a time range from a profile store (serve --store)", run_query},
       {"install-agent", "link the HPROF agent into JDKs for -agentlib:hprof", run_install_agent},
   };
   return table;

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// Profile store benchmark: simulated JVMs sending a period every 10 s (100 CPU samples/s over a
+// fixed pool of realistic Java stacks, plus allocation sites), ingested as fast as the store
+// takes them; then merged queries over the last hour and the whole range. Prints the ingest speed
+// as a multiple of real time, each query's time, and bytes per JVM-day. `--baseline` writes the
+// same periods into a plain SQLite table without the frame and stack dedup (each sample row
+// holding its whole stack as text) and answers the same queries from it, for comparison.
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using profiles::Measure;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Workload {
+  int jvms = 10;
+  double hours = 1;
+  int period_s = 10;
+  int samples_per_s = 100;
+  int stack_pool = 2000;  // distinct stacks a service's JVMs run through
+  int depth = 24;         // frames per stack
+  int64_t start_ms = 1'795'780'800'000;
+};
+
+// A pool of stacks: depth frames each, drawn from a vocabulary of 800 methods; stacks share
+// their roots as real ones do (main, a thread pool, a framework's dispatch).
+std::vector<std::vector<std::string>> stack_pool(const Workload& w, std::mt19937_64& rng) {
+  std::vector<std::string> methods;
+  for (int i = 0; i < 800; ++i)
+    methods.push_back("com.example.service.module" + std::to_string(i % 40) + ".Class" +
+                      std::to_string(i) + ".method" + std::to_string(i % 7));
+  std::vector<std::vector<std::string>> pool;
+  for (int s = 0; s < w.stack_pool; ++s) {
+    std::vector<std::string> frames = {"java.lang.Thread.run",
+                                       "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+                                       "com.example.framework.Dispatcher.dispatch"};
+    for (int d = 3; d < w.depth; ++d) frames.push_back(methods[rng() % methods.size()]);
+    pool.push_back(std::move(frames));
+  }
+  return pool;
+}
+
+store::Period make_period(const Workload& w, const std::vector<std::vector<std::string>>& pool,
+                          int jvm, int64_t start, std::mt19937_64& rng) {
+  store::Period p;
+  p.jvm = {"host" + std::to_string(jvm),
+           1000 + jvm,
+           "com.example.Main",
+           "17.0.15",
+           w.start_ms,
+           {{"service", "svc" + std::to_string(jvm % 5)}, {"env", "prod"}}};
+  p.start_ms = start;
+  p.end_ms = start + w.period_s * 1000;
+  // Samples land on a Zipf-like subset of the pool: a few hot stacks, a long tail.
+  std::map<int, uint64_t> counts;
+  const int samples = w.samples_per_s * w.period_s;
+  for (int i = 0; i < samples; ++i) {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    counts[static_cast<int>(std::pow(u, 3.0) * w.stack_pool)]++;
+  }
+  auto& cpu = p.stacks[Measure::kCpuSamples];
+  for (const auto& [idx, n] : counts) {
+    profiles::Stack s;
+    s.frames = pool[idx];
+    s.weight = n;
+    cpu.push_back(std::move(s));
+  }
+  auto& alloc = p.stacks[Measure::kAllocBytes];
+  for (int i = 0; i < 20; ++i) {
+    profiles::Stack s;
+    s.frames = pool[rng() % 200];
+    s.frames.push_back(i % 2 ? "byte[]" : "java.lang.String");
+    s.weight = 1024 + rng() % 65536;
+    alloc.push_back(std::move(s));
+  }
+  return p;
+}
+
+int64_t file_bytes(const std::string& path) {
+  int64_t total = 0;
+  for (const char* suffix : {"", "-wal"}) {
+    struct stat st {};
+    if (::stat((path + suffix).c_str(), &st) == 0) total += st.st_size;
+  }
+  return total;
+}
+
+// The comparison without dedup: one row per (period, stack) with the stack's frames as text.
+struct Baseline {
+  sqlite3* db = nullptr;
+  sqlite3_stmt* insert = nullptr;
+  explicit Baseline(const std::string& path) {
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db,
+                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE raw(jvm TEXT, "
+                 "start_ms INTEGER, measure INTEGER, stack TEXT, weight INTEGER); CREATE INDEX "
+                 "raw_by_time ON raw(start_ms);",
+                 nullptr, nullptr, nullptr);
+    sqlite3_prepare_v2(db, "INSERT INTO raw VALUES(?1, ?2, ?3, ?4, ?5)", -1, &insert, nullptr);
+  }
+  ~Baseline() {
+    sqlite3_finalize(insert);
+    sqlite3_close(db);
+  }
+  void write(const std::vector<store::Period>& batch) {
+    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    for (const auto& p : batch)
+      for (const auto& [m, stacks] : p.stacks)
+        for (const auto& s : stacks) {
+          std::string text;
+          for (const auto& f : s.frames) text += (text.empty() ? "" : ";") + f;
+          sqlite3_bind_text(insert, 1, p.jvm.host.c_str(), -1, SQLITE_TRANSIENT);
+          sqlite3_bind_int64(insert, 2, p.start_ms);
+          sqlite3_bind_int(insert, 3, static_cast<int>(m));
+          sqlite3_bind_text(insert, 4, text.c_str(), -1, SQLITE_TRANSIENT);
+          sqlite3_bind_int64(insert, 5, static_cast<int64_t>(s.weight));
+          sqlite3_step(insert);
+          sqlite3_reset(insert);
+        }
+    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  size_t query(int64_t from, int64_t to) {
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db,
+                       "SELECT stack, SUM(weight) FROM raw WHERE measure = 0 AND start_ms >= ?1 "
+                       "AND start_ms < ?2 GROUP BY stack",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, from);
+    sqlite3_bind_int64(st, 2, to);
+    size_t rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) ++rows;
+    sqlite3_finalize(st);
+    return rows;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Workload w;
+  std::string location;
+  bool baseline = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool v = i + 1 < argc;
+    if (a == "--help") {
+      std::printf(
+          "usage: store_bench --store PATH|URI [--jvms N] [--hours H] [--baseline]\n"
+          "Simulated JVMs (period=10, 100 samples/s) into a profile store; prints ingest speed\n"
+          "as a multiple of real time, merged query times and bytes per JVM-day.\n");
+      return 0;
+    } else if (a == "--store" && v) {
+      location = argv[++i];
+    } else if (a == "--jvms" && v) {
+      w.jvms = std::atoi(argv[++i]);
+    } else if (a == "--hours" && v) {
+      w.hours = std::atof(argv[++i]);
+    } else if (a == "--baseline") {
+      baseline = true;
+    } else {
+      std::fprintf(stderr, "store_bench: unexpected argument '%s' (see --help)\n", a.c_str());
+      return 2;
+    }
+  }
+  if (location.empty() || w.jvms <= 0 || w.hours <= 0) {
+    std::fprintf(stderr, "store_bench: needs --store, --jvms > 0 and --hours > 0\n");
+    return 2;
+  }
+  std::mt19937_64 rng(42);
+  const auto pool = stack_pool(w, rng);
+  const int64_t periods_per_jvm = static_cast<int64_t>(w.hours * 3600 / w.period_s);
+  const int64_t end_ms = w.start_ms + periods_per_jvm * w.period_s * 1000;
+
+  // Periods generated ahead, so that generation is not timed.
+  std::vector<std::vector<store::Period>> batches;
+  for (int64_t k = 0; k < periods_per_jvm; ++k) {
+    std::vector<store::Period> round;
+    for (int j = 0; j < w.jvms; ++j)
+      round.push_back(make_period(w, pool, j, w.start_ms + k * w.period_s * 1000, rng));
+    batches.push_back(std::move(round));
+  }
+  const double data_seconds = w.hours * 3600;
+  const double jvm_days = w.jvms * w.hours / 24;
+  const std::string kind = baseline                             ? "baseline (no dedup, SQLite)"
+                           : location.rfind("postgres", 0) == 0 ? "postgresql"
+                                                                : "sqlite";
+
+  double ingest = 0, q1 = 0, qall = 0;
+  int64_t bytes = -1;
+  size_t stacks_1h = 0, stacks_all = 0;
+  if (baseline) {
+    Baseline b(location);
+    auto t = Clock::now();
+    for (const auto& round : batches) b.write(round);
+    ingest = seconds_since(t);
+    t = Clock::now();
+    stacks_1h = b.query(end_ms - 3'600'000, end_ms);
+    q1 = seconds_since(t);
+    t = Clock::now();
+    stacks_all = b.query(w.start_ms, end_ms);
+    qall = seconds_since(t);
+    bytes = file_bytes(location);
+  } else {
+    store::StoreOptions options;
+    options.queue_periods = 1 << 20;  // the bench measures the database, not the drop policy
+    auto s = store::open_store(location, options);
+    auto t = Clock::now();
+    for (auto& round : batches)
+      for (auto& p : round) s->append(std::move(p));
+    s->flush();
+    ingest = seconds_since(t);
+    if (s->stats().failed || s->stats().dropped) {
+      std::fprintf(stderr, "store_bench: %llu failed, %llu dropped: %s\n",
+                   static_cast<unsigned long long>(s->stats().failed),
+                   static_cast<unsigned long long>(s->stats().dropped),
+                   s->stats().last_error.c_str());
+      return 1;
+    }
+    store::Query q;
+    q.from_ms = end_ms - 3'600'000;
+    q.to_ms = end_ms;
+    t = Clock::now();
+    stacks_1h = s->query(q).size();
+    q1 = seconds_since(t);
+    q.from_ms = w.start_ms;
+    t = Clock::now();
+    stacks_all = s->query(q).size();
+    qall = seconds_since(t);
+    if (location.rfind("postgres", 0) != 0) bytes = file_bytes(location);
+  }
+  std::printf(
+      "| %s | %d JVMs x %.2f h | %lld periods | ingest %.1f s = %.0fx real time | "
+      "1 h query %.3f s (%zu stacks) | whole range %.3f s (%zu stacks) | %s |\n",
+      kind.c_str(), w.jvms, w.hours, static_cast<long long>(periods_per_jvm * w.jvms), ingest,
+      data_seconds / ingest, q1, stacks_1h, qall, stacks_all,
+      bytes < 0
+          ? "size: see pg_database_size"
+          : (std::to_string(bytes / jvm_days / 1e6).substr(0, 6) + " MB per JVM-day").c_str());
+  return 0;
+}

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PostgreSQL backend: several collectors write into one database and any of them answers
+// queries over all JVMs. Frames, stacks and JVMs are resolved in short statements of their own
+// (ON CONFLICT DO NOTHING, so that two collectors meeting the same new stack agree on its row
+// and never deadlock over it); a batch's periods and samples then go in one transaction. Periods
+// and samples are partitioned by the period's start, one partition per UTC day.
+#include <libpq-fe.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "measure_codes.h"
+#include "postgres_schema.h"
+#include "stack_codec.h"
+#include "store_backend.h"
+
+namespace store {
+namespace {
+
+constexpr int64_t kDayMs = 86'400'000;
+// The advisory lock that serialises schema changes (creation, migration, new partitions)
+// between collectors.
+constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(7370726)";
+
+class Result {
+ public:
+  explicit Result(PGresult* r) : r_(r) {}
+  ~Result() { PQclear(r_); }
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  int rows() const { return PQntuples(r_); }
+  std::string text(int row, int col) const { return PQgetvalue(r_, row, col); }
+  int64_t integer(int row, int col) const { return std::stoll(PQgetvalue(r_, row, col)); }
+  bool null(int row, int col) const { return PQgetisnull(r_, row, col); }
+
+ private:
+  PGresult* r_;
+};
+
+std::string labels_json(const std::map<std::string, std::string>& labels) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : labels) j[k] = v;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The connection string without its password, for messages.
+std::string redacted(const std::string& uri) {
+  const size_t scheme = uri.find("://");
+  const size_t at = uri.find('@');
+  if (scheme == std::string::npos || at == std::string::npos) return uri;
+  const size_t colon = uri.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon) + ":***" + uri.substr(at);
+}
+
+class PostgresBackend final : public Backend {
+ public:
+  explicit PostgresBackend(const std::string& uri) : name_(redacted(uri)) {
+    conn_ = PQconnectdb(uri.c_str());
+    if (PQstatus(conn_) != CONNECTION_OK) {
+      std::string msg = PQerrorMessage(conn_);
+      PQfinish(conn_);
+      throw StoreError("cannot connect to the profile store " + name_ + ": " + one_line(msg));
+    }
+    exec("SET client_min_messages = warning");
+    prepare_schema();
+  }
+  ~PostgresBackend() override { PQfinish(conn_); }
+
+  std::string describe() const override { return "postgresql " + name_; }
+
+  void write(const std::vector<Period>& batch) override {
+    // Rows shared between collectors first, each its own statement (outside the transaction).
+    std::vector<int64_t> jvm_of(batch.size());
+    std::vector<std::map<std::pair<int, int64_t>, uint64_t>> weights(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      jvm_of[i] = jvm_id(batch[i].jvm);
+      ensure_partition(batch[i].start_ms);
+      for (const auto& [m, stacks] : batch[i].stacks)
+        for (const profiles::Stack& s : stacks)
+          if (s.weight > 0 && !s.frames.empty())
+            weights[i][{measure_code(m), stack_id(s.frames)}] += s.weight;
+    }
+    exec("BEGIN");
+    try {
+      Result ids(query_params("SELECT nextval('periods_id_seq') FROM generate_series(1, $1)",
+                              {std::to_string(batch.size())}));
+      std::string periods =
+          "INSERT INTO periods(id, jvm_id, start_ms, end_ms, resolution_ms) VALUES ";
+      std::string samples =
+          "INSERT INTO samples(period_start, period_id, measure, stack_id, weight) VALUES ";
+      bool any_sample = false;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const int64_t id = ids.integer(static_cast<int>(i), 0);
+        const std::string start = std::to_string(batch[i].start_ms);
+        periods += (i ? ",(" : "(") + std::to_string(id) + "," + std::to_string(jvm_of[i]) + "," +
+                   start + "," + std::to_string(batch[i].end_ms) + ",0)";
+        for (const auto& [key, weight] : weights[i]) {
+          samples += (any_sample ? ",(" : "(") + start + "," + std::to_string(id) + "," +
+                     std::to_string(key.first) + "," + std::to_string(key.second) + "," +
+                     std::to_string(weight) + ")";
+          any_sample = true;
+        }
+      }
+      exec(periods);
+      if (any_sample) exec(samples);
+      exec("COMMIT");
+    } catch (...) {
+      PQexec(conn_, "ROLLBACK");
+      throw;
+    }
+  }
+
+  std::vector<profiles::Stack> query(const Query& q) override {
+    Result r(query_params(
+        "SELECT s.stack_id, SUM(s.weight)::bigint FROM periods p JOIN samples s ON "
+        "s.period_id = p.id AND s.period_start = p.start_ms AND s.measure = $1 WHERE "
+        "p.start_ms >= $2 AND p.start_ms < $3 AND s.period_start >= $2 AND s.period_start < $3" +
+            jvm_filter(q.match) + " GROUP BY s.stack_id",
+        {std::to_string(measure_code(q.measure)), std::to_string(q.from_ms),
+         std::to_string(q.to_ms)}));
+    std::vector<profiles::Stack> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      profiles::Stack s;
+      s.weight = static_cast<uint64_t>(r.integer(i, 1));
+      s.frames = stack_frames(r.integer(i, 0));
+      s.trace_frames = s.frames.size();
+      if (s.weight > 0) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  std::vector<StoredJvm> jvms() override {
+    Result r(query_params(
+        "SELECT j.host, j.pid, j.main, j.jvm_version, j.start_ms, j.labels, MIN(p.start_ms), "
+        "MAX(p.end_ms), COUNT(p.id) FROM jvms j JOIN periods p ON p.jvm_id = j.id GROUP BY j.id "
+        "ORDER BY j.host, j.pid, j.start_ms",
+        {}));
+    std::vector<StoredJvm> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      StoredJvm j;
+      j.identity = {r.text(i, 0), r.integer(i, 1), r.text(i, 2), r.text(i, 3), r.integer(i, 4), {}};
+      const auto labels = nlohmann::json::parse(r.text(i, 5), nullptr, false);
+      if (labels.is_object())
+        for (const auto& [k, v] : labels.items())
+          if (v.is_string()) j.identity.labels[k] = v.get<std::string>();
+      j.first_ms = r.integer(i, 6);
+      j.last_ms = r.integer(i, 7);
+      j.periods = static_cast<uint64_t>(r.integer(i, 8));
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  std::map<std::string, std::vector<std::string>> labels() override {
+    Result r(query_params("SELECT DISTINCT key, value FROM labels ORDER BY key, value", {}));
+    std::map<std::string, std::vector<std::string>> out;
+    for (int i = 0; i < r.rows(); ++i) out[r.text(i, 0)].push_back(r.text(i, 1));
+    return out;
+  }
+
+  std::vector<TimelinePoint> timeline(const Query& q, int64_t bucket_ms,
+                                      const std::string& group_by) override {
+    if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
+    Result r(query_params(
+        "SELECT (p.start_ms / $4) * $4, COALESCE(l.value, ''), SUM(s.weight)::bigint FROM "
+        "periods p JOIN samples s ON s.period_id = p.id AND s.period_start = p.start_ms AND "
+        "s.measure = $1 LEFT JOIN labels l ON l.jvm_id = p.jvm_id AND l.key = $5 WHERE "
+        "p.start_ms >= $2 AND p.start_ms < $3 AND s.period_start >= $2 AND s.period_start < $3" +
+            jvm_filter(q.match) + " GROUP BY 1, 2 ORDER BY 1, 2",
+        {std::to_string(measure_code(q.measure)), std::to_string(q.from_ms),
+         std::to_string(q.to_ms), std::to_string(bucket_ms), group_by}));
+    std::vector<TimelinePoint> out;
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back({r.integer(i, 0), r.text(i, 1), static_cast<uint64_t>(r.integer(i, 2))});
+    return out;
+  }
+
+  MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) override {
+    MaintenanceResult r;
+    exec("BEGIN");
+    try {
+      // One collector at a time: two merging the same buckets would add them twice.
+      exec(kSchemaLock);
+      if (policy.retention_ms > 0) {
+        const std::string cut = std::to_string(now_ms - policy.retention_ms);
+        exec(
+            "DELETE FROM samples s USING periods p WHERE s.period_id = p.id AND s.period_start "
+            "= p.start_ms AND p.end_ms < " +
+            cut);
+        r.periods_deleted += affected("DELETE FROM periods WHERE end_ms < " + cut);
+      }
+      r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
+      r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
+      // Stacks and frames are kept: another collector may be about to refer to them.
+      if (r.periods_deleted > 0 || r.periods_merged > 0) {
+        exec("DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods)");
+        exec("DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods)");
+      }
+      exec("COMMIT");
+    } catch (...) {
+      PQexec(conn_, "ROLLBACK");
+      throw;
+    }
+    jvm_ids_.clear();
+    return r;
+  }
+
+ private:
+  static std::string one_line(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    for (char& c : s)
+      if (c == '\n') c = ' ';
+    return s;
+  }
+
+  PGresult* query_params(const std::string& sql, const std::vector<std::string>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    PGresult* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0);
+    const auto status = PQresultStatus(r);
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      std::string msg = PQresultErrorMessage(r);
+      PQclear(r);
+      throw StoreError("profile store " + name_ + ": " + one_line(msg));
+    }
+    return r;
+  }
+
+  // Without parameters: several statements at once (the schema) are allowed.
+  void exec(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    const auto status = PQresultStatus(r);
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      std::string msg = PQresultErrorMessage(r);
+      PQclear(r);
+      throw StoreError("profile store " + name_ + ": " + one_line(msg));
+    }
+    PQclear(r);
+  }
+
+  uint64_t affected(const std::string& sql) {
+    PGresult* r = query_params(sql, {});
+    const uint64_t n = std::strtoull(PQcmdTuples(r), nullptr, 10);
+    PQclear(r);
+    return n;
+  }
+
+  void prepare_schema() {
+    exec("BEGIN");
+    try {
+      exec(kSchemaLock);
+      Result meta(query_params("SELECT to_regclass('meta') IS NOT NULL", {}));
+      if (meta.text(0, 0) != "t") {
+        Result tables(
+            query_params("SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()", {}));
+        if (tables.integer(0, 0) != 0)
+          throw StoreError(name_ + " holds tables but is not a profile store (left as it is)");
+        exec(std::string(kPostgresSchemaV1));
+      }
+      int version = read_version();
+      if (version > kPostgresSchemaVersion)
+        throw StoreError(name_ + " has schema version " + std::to_string(version) +
+                         ", newer than this jvmprof's " + std::to_string(kPostgresSchemaVersion));
+      for (; version < kPostgresSchemaVersion; version = read_version())
+        exec(std::string(kPostgresMigrations[version - 1]));
+      exec("COMMIT");
+    } catch (...) {
+      PQexec(conn_, "ROLLBACK");
+      throw;
+    }
+  }
+
+  int read_version() {
+    Result v(query_params("SELECT value FROM meta WHERE key = 'schema_version'", {}));
+    if (v.rows() != 1) throw StoreError(name_ + " has no schema version: not a profile store");
+    const int version = std::atoi(v.text(0, 0).c_str());
+    if (version < 1) throw StoreError(name_ + " has a malformed schema version");
+    return version;
+  }
+
+  // The day's partitions of periods and samples, made once by whichever collector needs them.
+  void ensure_partition(int64_t start_ms) {
+    const int64_t day = (start_ms >= 0 ? start_ms : start_ms - kDayMs + 1) / kDayMs;
+    if (partitions_.count(day)) return;
+    const std::string from = std::to_string(day * kDayMs), to = std::to_string((day + 1) * kDayMs);
+    const std::string suffix = day < 0 ? "m" + std::to_string(-day) : std::to_string(day);
+    exec("BEGIN");
+    try {
+      exec(kSchemaLock);
+      exec("CREATE TABLE IF NOT EXISTS periods_d" + suffix +
+           " PARTITION OF periods FOR VALUES FROM (" + from + ") TO (" + to + ")");
+      exec("CREATE TABLE IF NOT EXISTS samples_d" + suffix +
+           " PARTITION OF samples FOR VALUES FROM (" + from + ") TO (" + to + ")");
+      exec("COMMIT");
+    } catch (...) {
+      PQexec(conn_, "ROLLBACK");
+      throw;
+    }
+    partitions_.insert(day);
+  }
+
+  int64_t jvm_id(const JvmIdentity& j) {
+    const std::string key =
+        j.host + '\0' + std::to_string(j.pid) + '\0' + std::to_string(j.start_ms);
+    if (auto it = jvm_ids_.find(key); it != jvm_ids_.end()) return it->second;
+    const std::vector<std::string> id_params = {j.host, std::to_string(j.pid),
+                                                std::to_string(j.start_ms)};
+    Result inserted(query_params(
+        "INSERT INTO jvms(host, pid, start_ms, main, jvm_version, labels) VALUES($1, $2, $3, $4, "
+        "$5, $6) ON CONFLICT(host, pid, start_ms) DO NOTHING RETURNING id",
+        {j.host, std::to_string(j.pid), std::to_string(j.start_ms), j.main, j.jvm_version,
+         labels_json(j.labels)}));
+    int64_t id;
+    if (inserted.rows() == 1) {
+      id = inserted.integer(0, 0);
+      for (const auto& [k, v] : j.labels)
+        exec_params(
+            "INSERT INTO labels(jvm_id, key, value) VALUES($1, $2, $3) ON CONFLICT DO "
+            "NOTHING",
+            {std::to_string(id), k, v});
+    } else {
+      Result found(query_params(
+          "SELECT id FROM jvms WHERE host = $1 AND pid = $2 AND start_ms = $3", id_params));
+      if (found.rows() != 1) throw StoreError(name_ + ": JVM row missing");
+      id = found.integer(0, 0);
+    }
+    jvm_ids_[key] = id;
+    return id;
+  }
+
+  void exec_params(const std::string& sql, const std::vector<std::string>& params) {
+    Result r(query_params(sql, params));
+  }
+
+  int64_t frame_id(const std::string& name) {
+    if (auto it = frame_ids_.find(name); it != frame_ids_.end()) return it->second;
+    Result r(query_params(
+        "WITH ins AS (INSERT INTO frames(name) VALUES($1) ON CONFLICT(name) DO NOTHING "
+        "RETURNING id) SELECT id FROM ins UNION ALL SELECT id FROM frames WHERE name = $1",
+        {name}));
+    const int64_t id = r.rows() > 0 ? r.integer(0, 0)
+                                    : committed_id("SELECT id FROM frames WHERE name = $1", {name});
+    frame_ids_.emplace(name, id);
+    return id;
+  }
+
+  int64_t stack_id(const std::vector<std::string>& frames) {
+    std::vector<int64_t> ids;
+    for (const std::string& f : frames) ids.push_back(frame_id(f));
+    const std::string blob = encode_frame_ids(ids);
+    if (auto it = stack_ids_.find(blob); it != stack_ids_.end()) return it->second;
+    // bytea in hex form: '\x0102...'.
+    static const char hex[] = "0123456789abcdef";
+    std::string literal = "\\x";
+    for (unsigned char c : blob) {
+      literal.push_back(hex[c >> 4]);
+      literal.push_back(hex[c & 15]);
+    }
+    Result r(query_params(
+        "WITH ins AS (INSERT INTO stacks(frame_ids) VALUES($1::bytea) ON CONFLICT(frame_ids) DO "
+        "NOTHING RETURNING id) SELECT id FROM ins UNION ALL SELECT id FROM stacks WHERE "
+        "frame_ids = $1::bytea",
+        {literal}));
+    const int64_t id =
+        r.rows() > 0 ? r.integer(0, 0)
+                     : committed_id("SELECT id FROM stacks WHERE frame_ids = $1::bytea", {literal});
+    stack_ids_.emplace(blob, id);
+    return id;
+  }
+
+  // The row another collector inserted while our statement ran: its snapshot did not show the
+  // row, a new statement's does.
+  int64_t committed_id(const std::string& sql, const std::vector<std::string>& params) {
+    Result r(query_params(sql, params));
+    if (r.rows() != 1) throw StoreError(name_ + ": a frame or stack row is missing");
+    return r.integer(0, 0);
+  }
+
+  std::vector<std::string> stack_frames(int64_t id) {
+    if (auto it = stack_frames_.find(id); it != stack_frames_.end()) return it->second;
+    Result r(query_params("SELECT encode(frame_ids, 'hex') FROM stacks WHERE id = $1",
+                          {std::to_string(id)}));
+    std::vector<int64_t> ids;
+    std::string blob;
+    if (r.rows() == 1) {
+      const std::string hex = r.text(0, 0);
+      for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        blob.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    if (r.rows() != 1 || !decode_frame_ids(blob, ids))
+      throw StoreError(name_ + ": stack " + std::to_string(id) + " is missing or malformed");
+    std::vector<std::string> frames;
+    for (int64_t f : ids) frames.push_back(frame_name(f));
+    stack_frames_[id] = frames;
+    return frames;
+  }
+
+  std::string frame_name(int64_t id) {
+    if (auto it = frame_names_.find(id); it != frame_names_.end()) return it->second;
+    Result r(query_params("SELECT name FROM frames WHERE id = $1", {std::to_string(id)}));
+    if (r.rows() != 1) throw StoreError(name_ + ": frame " + std::to_string(id) + " is missing");
+    return frame_names_[id] = r.text(0, 0);
+  }
+
+  std::string jvm_filter(const std::vector<LabelMatcher>& match) {
+    if (match.empty()) return "";
+    std::string sql = "SELECT jvm_id FROM labels WHERE key = $1 AND value = $2";
+    std::vector<std::string> params = {match[0].key, match[0].value};
+    for (size_t i = 1; i < match.size(); ++i) {
+      sql += " INTERSECT SELECT jvm_id FROM labels WHERE key = $" + std::to_string(2 * i + 1) +
+             " AND value = $" + std::to_string(2 * i + 2);
+      params.push_back(match[i].key);
+      params.push_back(match[i].value);
+    }
+    Result r(query_params(sql, params));
+    std::string ids;
+    for (int i = 0; i < r.rows(); ++i) ids += (i ? "," : "") + r.text(i, 0);
+    return ids.empty() ? " AND FALSE" : " AND p.jvm_id IN (" + ids + ")";
+  }
+
+  uint64_t downsample(int64_t resolution, int64_t cut) {
+    const std::string r = std::to_string(resolution), c = std::to_string(cut);
+    exec(
+        "INSERT INTO periods(jvm_id, start_ms, end_ms, resolution_ms) SELECT jvm_id, (start_ms / " +
+        r + ") * " + r + ", (start_ms / " + r + ") * " + r + " + " + r + ", " + r +
+        " FROM periods WHERE resolution_ms < " + r + " AND end_ms < " + c +
+        " GROUP BY 1, 2 ON CONFLICT (jvm_id, resolution_ms, start_ms) WHERE resolution_ms > 0 DO "
+        "NOTHING");
+    exec(
+        "INSERT INTO samples(period_start, period_id, measure, stack_id, weight) SELECT "
+        "b.start_ms, b.id, s.measure, s.stack_id, SUM(s.weight) FROM periods p JOIN samples s ON "
+        "s.period_id = p.id AND s.period_start = p.start_ms JOIN periods b ON b.jvm_id = p.jvm_id "
+        "AND b.resolution_ms = " +
+        r + " AND b.start_ms = (p.start_ms / " + r + ") * " + r + " WHERE p.resolution_ms < " + r +
+        " AND p.end_ms < " + c +
+        " GROUP BY 1, 2, 3, 4 ON CONFLICT (period_start, period_id, measure, stack_id) DO UPDATE "
+        "SET weight = samples.weight + excluded.weight");
+    exec(
+        "DELETE FROM samples s USING periods p WHERE s.period_id = p.id AND s.period_start = "
+        "p.start_ms AND p.resolution_ms < " +
+        r + " AND p.end_ms < " + c);
+    return affected("DELETE FROM periods WHERE resolution_ms < " + r + " AND end_ms < " + c);
+  }
+
+  std::string name_;
+  PGconn* conn_ = nullptr;
+  std::set<int64_t> partitions_;
+  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_;
+  std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
+  std::unordered_map<int64_t, std::string> frame_names_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_postgres_backend(const std::string& uri) {
+  return std::make_unique<PostgresBackend>(uri);
+}
+
+}  // namespace store

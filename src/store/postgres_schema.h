@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PostgreSQL store's schema: the SQLite store's tables (docs/profile-store.md), with periods
+// and samples partitioned by the period's start, one partition per UTC day, made on first use.
+#pragma once
+
+#include <string_view>
+
+namespace store {
+
+inline constexpr int kPostgresSchemaVersion = 2;
+
+inline constexpr std::string_view kPostgresSchemaV1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE jvms(id BIGSERIAL PRIMARY KEY, host TEXT NOT NULL, pid BIGINT NOT NULL,
+  main TEXT NOT NULL, jvm_version TEXT NOT NULL, start_ms BIGINT NOT NULL,
+  labels TEXT NOT NULL, UNIQUE(host, pid, start_ms));
+CREATE TABLE frames(id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE stacks(id BIGSERIAL PRIMARY KEY, frame_ids BYTEA NOT NULL UNIQUE);
+CREATE TABLE periods(id BIGSERIAL, jvm_id BIGINT NOT NULL, start_ms BIGINT NOT NULL,
+  end_ms BIGINT NOT NULL, resolution_ms BIGINT NOT NULL, PRIMARY KEY(start_ms, id))
+  PARTITION BY RANGE (start_ms);
+CREATE INDEX periods_by_jvm ON periods(jvm_id, start_ms);
+CREATE UNIQUE INDEX periods_buckets ON periods(jvm_id, resolution_ms, start_ms)
+  WHERE resolution_ms > 0;
+CREATE TABLE samples(period_start BIGINT NOT NULL, period_id BIGINT NOT NULL,
+  measure SMALLINT NOT NULL, stack_id BIGINT NOT NULL, weight BIGINT NOT NULL,
+  PRIMARY KEY(period_start, period_id, measure, stack_id)) PARTITION BY RANGE (period_start);
+INSERT INTO meta VALUES('schema_version', '1');
+)sql";
+
+inline constexpr std::string_view kPostgresMigrations[] = {
+    // 1 -> 2: labels as rows (see the SQLite schema).
+    R"sql(
+CREATE TABLE labels(jvm_id BIGINT NOT NULL REFERENCES jvms(id), key TEXT NOT NULL,
+  value TEXT NOT NULL, PRIMARY KEY(jvm_id, key));
+CREATE INDEX labels_by_value ON labels(key, value);
+INSERT INTO labels SELECT jvms.id, j.key, j.value FROM jvms, json_each_text(jvms.labels::json) AS j;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+)sql",
+};
+
+}  // namespace store

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The SQLite store's schema, version by version (docs/profile-store.md explains it). A store made
+// at version N is brought to kSqliteSchemaVersion by running kSqliteMigrations[N..] in order.
+#pragma once
+
+#include <string_view>
+
+namespace store {
+
+inline constexpr int kSqliteSchemaVersion = 2;
+
+// Version 1: JVMs with their labels as a JSON object, frames and stacks stored once, periods and
+// their samples.
+inline constexpr std::string_view kSqliteSchemaV1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE jvms(id INTEGER PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL,
+  main TEXT NOT NULL, jvm_version TEXT NOT NULL, start_ms INTEGER NOT NULL,
+  labels TEXT NOT NULL, UNIQUE(host, pid, start_ms));
+CREATE TABLE frames(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE);
+CREATE TABLE stacks(id INTEGER PRIMARY KEY AUTOINCREMENT, frame_ids BLOB NOT NULL UNIQUE);
+CREATE TABLE periods(id INTEGER PRIMARY KEY, jvm_id INTEGER NOT NULL REFERENCES jvms(id),
+  start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL, resolution_ms INTEGER NOT NULL);
+CREATE INDEX periods_by_time ON periods(start_ms, jvm_id);
+CREATE UNIQUE INDEX periods_buckets ON periods(jvm_id, resolution_ms, start_ms)
+  WHERE resolution_ms > 0;
+CREATE TABLE samples(period_id INTEGER NOT NULL, measure INTEGER NOT NULL,
+  stack_id INTEGER NOT NULL, weight INTEGER NOT NULL,
+  PRIMARY KEY(period_id, measure, stack_id)) WITHOUT ROWID;
+INSERT INTO meta VALUES('schema_version', '1');
+)sql";
+
+// Migrations: kSqliteMigrations[i] takes version i + 1 to i + 2.
+inline constexpr std::string_view kSqliteMigrations[] = {
+    // 1 -> 2: labels as rows, indexed by key and value, so that --match finds its JVMs without
+    // reading every JVM's JSON.
+    R"sql(
+CREATE TABLE labels(jvm_id INTEGER NOT NULL REFERENCES jvms(id), key TEXT NOT NULL,
+  value TEXT NOT NULL, PRIMARY KEY(jvm_id, key)) WITHOUT ROWID;
+CREATE INDEX labels_by_value ON labels(key, value);
+INSERT INTO labels SELECT jvms.id, j.key, j.value FROM jvms, json_each(jvms.labels) AS j;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
+)sql",
+};
+
+}  // namespace store

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+// The PostgreSQL profile store against a real PostgreSQL 15 the test starts itself (initdb and
+// pg_ctl in a temporary directory, as the postgres user when run as root, a Unix socket only,
+// stopped at the end): two collectors write into one database and a query through either sees
+// both; downsampling keeps sums; a store of the first schema version is migrated. Skipped, with
+// the reason printed, when postgresql-15 is not installed.
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "postgres_schema.h"
+#include "store.h"
+
+namespace {
+
+using profiles::Measure;
+namespace fs = std::filesystem;
+
+constexpr int64_t kHour = 3'600'000;
+constexpr int64_t kDay = 24 * kHour;
+constexpr int64_t kNow = 1'795'780'800'000;  // 2026-11-27T12:00:00Z
+const char kBin[] = "/usr/lib/postgresql/15/bin";
+
+// One PostgreSQL server for the whole test program.
+class PostgresServer : public ::testing::Environment {
+ public:
+  static inline std::string skip_reason, socket_dir;
+
+  void SetUp() override {
+    if (!fs::exists(std::string(kBin) + "/initdb")) {
+      skip_reason = std::string(kBin) + "/initdb not found: install postgresql-15";
+      return;
+    }
+    std::string t = (fs::temp_directory_path() / "pgstore.XXXXXX").string();
+    dir_ = ::mkdtemp(t.data());
+    if (::geteuid() == 0) {
+      // initdb refuses to run as root: the server runs as postgres, which owns the directory.
+      const passwd* pw = ::getpwnam("postgres");
+      if (pw == nullptr) {
+        skip_reason = "running as root and there is no postgres user";
+        return;
+      }
+      if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        skip_reason = "cannot give " + dir_ + " to postgres";
+        return;
+      }
+      as_ = "runuser -u postgres -- ";
+    }
+    const std::string data = dir_ + "/data";
+    if (run(as_ + kBin + "/initdb -A trust -U postgres -D " + data + " >" + dir_ +
+            "/initdb.log 2>&1") != 0) {
+      failure_ = "initdb failed, see " + dir_ + "/initdb.log";
+      return;
+    }
+    // No TCP port: a socket in our own directory cannot collide with another server.
+    if (run(as_ + kBin + "/pg_ctl -D " + data + " -w -t 60 -l " + dir_ +
+            "/server.log -o \"-c listen_addresses='' -k " + dir_ + " -p 5432\" start >/dev/null") !=
+        0) {
+      failure_ = "pg_ctl start failed, see " + dir_ + "/server.log";
+      return;
+    }
+    started_ = true;
+    socket_dir = dir_;
+  }
+
+  void TearDown() override {
+    if (started_) run(as_ + kBin + "/pg_ctl -D " + dir_ + "/data -w -m fast stop >/dev/null");
+    if (!dir_.empty() && failure_.empty()) fs::remove_all(dir_);
+  }
+
+  static std::string uri(const std::string& db) {
+    return "postgresql://postgres@/" + db + "?host=" + socket_dir + "&port=5432";
+  }
+
+  std::string failure_;
+
+ private:
+  static int run(const std::string& cmd) { return std::system(cmd.c_str()); }
+  std::string dir_, as_;
+  bool started_ = false;
+};
+
+PostgresServer* server = nullptr;
+
+void sql(const std::string& db, const std::string& text) {
+  PGconn* c = PQconnectdb(PostgresServer::uri(db).c_str());
+  ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, text.c_str());
+  const auto status = PQresultStatus(r);
+  EXPECT_TRUE(status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) << PQresultErrorMessage(r);
+  PQclear(r);
+  PQfinish(c);
+}
+
+// A fresh database per test.
+std::string database(const std::string& name) {
+  sql("postgres", "DROP DATABASE IF EXISTS " + name);
+  sql("postgres", "CREATE DATABASE " + name);
+  return PostgresServer::uri(name);
+}
+
+#define REQUIRE_SERVER()                                                 \
+  do {                                                                   \
+    ASSERT_TRUE(server->failure_.empty()) << server->failure_;           \
+    if (!PostgresServer::skip_reason.empty()) {                          \
+      std::printf("skipped: %s\n", PostgresServer::skip_reason.c_str()); \
+      GTEST_SKIP() << PostgresServer::skip_reason;                       \
+    }                                                                    \
+  } while (0)
+
+profiles::Stack stack(std::vector<std::string> frames, uint64_t weight) {
+  profiles::Stack s;
+  s.frames = std::move(frames);
+  s.weight = weight;
+  s.trace_frames = s.frames.size();
+  return s;
+}
+
+store::Period period(const std::string& host, const std::string& service, int64_t start,
+                     uint64_t k) {
+  store::Period p;
+  p.jvm = {host, 100, "demo.App", "17", kNow - 10 * kDay, {{"service", service}}};
+  p.start_ms = start;
+  p.end_ms = start + 10'000;
+  p.stacks[Measure::kCpuSamples] = {stack({"main", host + ".hot"}, 10 + k),
+                                    stack({"main", "shared"}, 1 + k % 5)};
+  return p;
+}
+
+std::map<std::string, uint64_t> folded(const std::vector<profiles::Stack>& stacks) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& s : stacks) {
+    std::string key;
+    for (const auto& f : s.frames) key += (key.empty() ? "" : ";") + f;
+    out[key] += s.weight;
+  }
+  return out;
+}
+
+store::Query range(int64_t from, int64_t to) {
+  store::Query q;
+  q.from_ms = from;
+  q.to_ms = to;
+  return q;
+}
+
+TEST(PostgresStore, TwoCollectorsWriteOneDatabaseAndEitherAnswersForBoth) {
+  REQUIRE_SERVER();
+  const std::string uri = database("two_collectors");
+  auto a = store::open_store(uri);
+  auto b = store::open_store(uri);
+  // Both at once, across a day boundary (two partitions), sharing the "shared" stack.
+  const int64_t t0 = kNow - kHour / 2 - 12 * kHour;
+  std::thread ta([&] {
+    for (uint64_t k = 0; k < 300; ++k)
+      a->append(period("alpha", "checkout", t0 + static_cast<int64_t>(k) * 10'000, k));
+    a->flush();
+  });
+  std::thread tb([&] {
+    for (uint64_t k = 0; k < 300; ++k)
+      b->append(period("beta", "search", t0 + static_cast<int64_t>(k) * 10'000, 3 * k));
+    b->flush();
+  });
+  ta.join();
+  tb.join();
+  ASSERT_EQ(a->stats().committed, 300u) << a->stats().last_error;
+  ASSERT_EQ(b->stats().committed, 300u) << b->stats().last_error;
+
+  std::map<std::string, uint64_t> want;
+  for (uint64_t k = 0; k < 300; ++k) {
+    want["main;alpha.hot"] += 10 + k;
+    want["main;beta.hot"] += 10 + 3 * k;
+    want["main;shared"] += (1 + k % 5) + (1 + 3 * k % 5);
+  }
+  EXPECT_EQ(folded(a->query(range(t0, t0 + kDay))), want);
+  EXPECT_EQ(folded(b->query(range(t0, t0 + kDay))), want);
+  auto q = range(t0, t0 + kDay);
+  q.match = {{"service", "search"}};
+  EXPECT_EQ(folded(a->query(q))["main;beta.hot"], want["main;beta.hot"]);
+  EXPECT_EQ(folded(a->query(q)).count("main;alpha.hot"), 0u);
+  EXPECT_EQ(a->jvms().size(), 2u);
+  // A third collector started later sees the same.
+  auto c = store::open_store(uri);
+  EXPECT_EQ(folded(c->query(range(t0, t0 + kDay))), want);
+}
+
+TEST(PostgresStore, DownsamplingKeepsSums) {
+  REQUIRE_SERVER();
+  auto s = store::open_store(database("downsample"));
+  const int64_t hour = (kNow - 3 * kDay) / kHour * kHour;
+  for (uint64_t k = 0; k < 360; ++k)
+    s->append(period("alpha", "checkout", hour + static_cast<int64_t>(k) * 10'000, k));
+  s->flush();
+  const auto before = folded(s->query(range(hour, hour + kHour)));
+  store::RetentionPolicy policy;
+  EXPECT_EQ(s->maintain(policy, kNow).periods_merged, 360u);
+  EXPECT_EQ(folded(s->query(range(hour, hour + kHour))), before);
+  EXPECT_EQ(s->jvms().at(0).periods, 60u);
+  s->maintain(policy, kNow + 5 * kDay);
+  EXPECT_EQ(folded(s->query(range(hour, hour + kHour))), before);
+  EXPECT_EQ(s->jvms().at(0).periods, 1u);
+  policy.retention_ms = kDay;
+  EXPECT_EQ(s->maintain(policy, kNow).periods_deleted, 1u);
+  EXPECT_TRUE(s->query(range(hour, hour + kHour)).empty());
+}
+
+TEST(PostgresStore, MigratesAFirstVersionStore) {
+  REQUIRE_SERVER();
+  const std::string uri = database("migrate");
+  sql("migrate", std::string(store::kPostgresSchemaV1) +
+                     "CREATE TABLE periods_d0 PARTITION OF periods FOR VALUES FROM (0) TO "
+                     "(86400000);"
+                     "CREATE TABLE samples_d0 PARTITION OF samples FOR VALUES FROM (0) TO "
+                     "(86400000);"
+                     "INSERT INTO jvms(id, host, pid, main, jvm_version, start_ms, labels) VALUES "
+                     "(1, 'h1', 7, 'demo.App', '17', 5, '{\"service\":\"checkout\"}'),"
+                     "(2, 'h2', 8, 'demo.App', '17', 5, '{\"service\":\"search\"}');"
+                     "SELECT setval('jvms_id_seq', 2);"
+                     "INSERT INTO frames(id, name) VALUES(1, 'main'), (2, 'hot');"
+                     "SELECT setval('frames_id_seq', 2);"
+                     "INSERT INTO stacks(id, frame_ids) VALUES(1, '\\x0102'::bytea);"
+                     "SELECT setval('stacks_id_seq', 1);"
+                     "INSERT INTO periods(id, jvm_id, start_ms, end_ms, resolution_ms) VALUES "
+                     "(1, 1, 1000, 2000, 0), (2, 2, 1000, 2000, 0);"
+                     "SELECT setval('periods_id_seq', 2);"
+                     "INSERT INTO samples VALUES(1000, 1, 1, 1, 40), (1000, 2, 1, 1, 2);");
+  auto s = store::open_store(uri);
+  auto q = range(0, 5000);
+  q.match = {{"service", "checkout"}};
+  EXPECT_EQ(folded(s->query(q)), (std::map<std::string, uint64_t>{{"main;hot", 40}}));
+  EXPECT_EQ(s->labels()["service"], (std::vector<std::string>{"checkout", "search"}));
+  s->append(period("h3", "checkout", 3000, 0));
+  s->flush();
+  EXPECT_EQ(s->stats().committed, 1u) << s->stats().last_error;
+  EXPECT_EQ(folded(s->query(q))["main;hot"], 40u);
+  EXPECT_EQ(folded(s->query(q))["main;h3.hot"], 10u);
+}
+
+TEST(PostgresStore, ForeignDatabaseIsRefused) {
+  REQUIRE_SERVER();
+  const std::string uri = database("foreign_db");
+  sql("foreign_db", "CREATE TABLE invoices(id INTEGER)");
+  try {
+    store::open_store(uri);
+    FAIL() << "opened someone else's database";
+  } catch (const store::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a profile store"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  server = new PostgresServer;
+  ::testing::AddGlobalTestEnvironment(server);
+  return RUN_ALL_TESTS();
+}
