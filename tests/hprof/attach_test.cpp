@@ -3,6 +3,7 @@
 // client (jcmd PID JVMTI.agent_load libhprof.so OPTIONS), and taken out again (OPTIONS `stop`).
 // The target, hproftest.AttachTarget, does what stdin asks and prints the known answer: the CPU
 // each of two methods took, how many objects it allocated at one site, how many calls it made.
+#include <dirent.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -35,6 +36,52 @@ std::map<std::string, double> Fields(const std::string& line) {
     out[(*it)[1]] = std::stod((*it)[2]);
   }
   return out;
+}
+
+// VmRSS (KiB) or Threads of /proc/PID/status.
+long ProcStatus(pid_t pid, const std::string& key) {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) == 0) return std::stol(line.substr(key.size() + 1));
+  }
+  return -1;
+}
+
+// The kernel names (comm) of the process's threads; HotSpot names each after its thread.
+std::vector<std::string> ThreadNames(pid_t pid) {
+  std::vector<std::string> names;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(tasks.c_str()), closedir);
+  if (!dir) return names;
+  while (const dirent* e = readdir(dir.get())) {
+    if (e->d_name[0] == '.') continue;
+    std::string name = ReadFile(tasks + "/" + e->d_name + "/comm");
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    names.push_back(name);
+  }
+  return names;
+}
+
+// The threads the VM itself adds and ends as it sees fit (its compiler and collector worker
+// pools grow with the work), which no profiler starts.
+bool IsVmPoolThread(const std::string& name) {
+  return name.rfind("C1 CompilerThre", 0) == 0 || name.rfind("C2 CompilerThre", 0) == 0 ||
+         name.rfind("GC Thread#", 0) == 0 || name.rfind("G1 ", 0) == 0;
+}
+
+long ThreadsOutsideVmPools(pid_t pid) {
+  long n = 0;
+  for (const std::string& name : ThreadNames(pid)) n += IsVmPoolThread(name) ? 0 : 1;
+  return n;
+}
+
+// Threads of the runtime or HPROF still running ("JVMPI GC reporter", "HPROF cpu sampler", ...).
+std::string ProfilerThreads(pid_t pid) {
+  std::string found;
+  for (const std::string& name : ThreadNames(pid)) {
+    if (name.rfind("JVMPI", 0) == 0 || name.rfind("HPROF", 0) == 0) found += name + "; ";
+  }
+  return found;
 }
 
 class AttachTest : public HprofTest {
@@ -99,6 +146,9 @@ class AttachTest : public HprofTest {
   std::unique_ptr<JavaProcess> Start(const std::vector<std::string>& vm_args = {}) {
     JavaCommand command = Target();
     command.vm_args.insert(command.vm_args.end(), vm_args.begin(), vm_args.end());
+    // 20 cycles of JDK 25 without a JIT, each retransforming every loaded class twice, take about
+    // 7 minutes on a loaded 2-core machine.
+    if (!vm_args.empty()) command.timeout = std::chrono::seconds(1100);
     auto jvm = std::make_unique<JavaProcess>(jdk(), command, dir().path());
     if (!jvm->wait_for_stdout("READY")) return nullptr;
     return jvm;
@@ -230,6 +280,76 @@ TEST_P(AttachTest, BadOptionsFailTheAttachAndTheProgramRunsOn) {
   EXPECT_NE(run.err.find("already attached"), std::string::npos) << run.describe();
   const Profile p = ReadProfile("p.txt");
   EXPECT_WELL_FORMED(p, run);
+}
+
+// 20 attach/stop cycles on one JVM: its output unchanged, its threads (all but the VM's own
+// worker pools, which grow and shrink with the work) and memory back to where they were after the
+// first cycle of each kind, and the code of its class back to the original bytecodes (read
+// by a JVMTI agent of the test's own, not by the runtime).
+TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
+  // The Java heap fixed and its pages touched up front, and no JIT: otherwise the RSS grows by
+  // itself while the program allocates into heap regions it had not used yet, and while the code
+  // cache fills with the recompilations that every retransformation causes (tens of MiB over the
+  // cycles, a high-water mark the VM keeps), and the measure would not be of what the profiler
+  // leaves behind.
+  auto jvm = Start({"-Xint", "-Xms96m", "-Xmx96m", "-XX:+AlwaysPreTouch"});
+  ASSERT_NE(jvm, nullptr);
+  const std::string probe = std::string(HPROF_TEST_PROBE_LIB);
+  const std::string klass = "Lhproftest/AttachTarget;";
+  ASSERT_EQ(Ask(*jvm, "calls 1000", "CALLS "), "CALLS n=1000");
+  ASSERT_TRUE(AgentLoad(jvm->pid(), probe, klass + "=" + path("code_before.txt")).loaded());
+  int round = 0;
+  long rss_baseline = 0, threads_baseline = 0;
+  for (int cycle = 1; cycle <= 20; ++cycle) {
+    // Odd cycles sample and track objects (the first one thus pays what the runtime allocates
+    // once per process: the sampler's ring); even ones instrument every loaded class (cpu=times).
+    const std::string options =
+        cycle % 2 == 0 ? "cpu=times,depth=2" : "cpu=samples,heap=sites,monitor=y,depth=4";
+    const std::string file = path("cycle" + std::to_string(cycle) + ".txt");
+    const Jcmd attach = Attach(jvm->pid(), options + ",file=" + file);
+    ASSERT_TRUE(attach.loaded()) << "cycle " << cycle << ": " << attach.out << jvm->stderr_so_far();
+    ASSERT_EQ(Ask(*jvm, "calls 1000", "CALLS "), "CALLS n=1000");
+    ASSERT_EQ(Ask(*jvm, "alloc 100", "ALLOC "), "ALLOC n=100");
+    ASSERT_EQ(Ask(*jvm, "round", "ROUND "), ExpectedRound(++round)) << "cycle " << cycle;
+    if (cycle == 2) {
+      // The classes are instrumented now: the probe sees code other than the original.
+      ASSERT_TRUE(AgentLoad(jvm->pid(), probe, klass + "=" + path("code_during.txt")).loaded());
+    }
+    const Jcmd stop = Stop(jvm->pid());
+    ASSERT_TRUE(stop.loaded()) << "cycle " << cycle << ": " << stop.out << jvm->stderr_so_far();
+    const Profile p = ParseProfile(ReadFile(file));
+    ASSERT_TRUE(p.ok()) << "cycle " << cycle << ":\n" << Problems(p);
+    ASSERT_EQ(Ask(*jvm, "round", "ROUND "), ExpectedRound(++round)) << "cycle " << cycle;
+    // The baseline: after the first cycle of each kind. The first session of a kind pays what is
+    // kept once per process: the VM's copy of the original bytes of every class it retransformed
+    // (JVMTI's cached class file data, about 14 MiB here), the sampler's ring.
+    if (cycle == 2) {
+      rss_baseline = ProcStatus(jvm->pid(), "VmRSS");
+      threads_baseline = ThreadsOutsideVmPools(jvm->pid());
+    }
+  }
+  const long rss_after_last = ProcStatus(jvm->pid(), "VmRSS");
+  const long threads_after_last = ThreadsOutsideVmPools(jvm->pid());
+  const std::string left_running = ProfilerThreads(jvm->pid());
+  ASSERT_TRUE(AgentLoad(jvm->pid(), probe, klass + "=" + path("code_after.txt")).loaded());
+  EXPECT_EQ(Ask(*jvm, "quit", "BYE"), "BYE");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+
+  const std::string before = ReadFile(path("code_before.txt"));
+  ASSERT_NE(before.find("counted (J)J "), std::string::npos) << before;
+  EXPECT_NE(ReadFile(path("code_during.txt")), before)
+      << "the probe did not see the instrumented code (the check below could not fail)";
+  EXPECT_EQ(ReadFile(path("code_after.txt")), before) << "the class's code was not restored";
+  EXPECT_EQ(left_running, "") << "threads of the profiler still run after its stop";
+  EXPECT_EQ(threads_after_last, threads_baseline)
+      << "threads (outside the VM's compiler and GC pools) after cycle 2 and after cycle 20\n"
+      << run.describe();
+  EXPECT_LE(rss_after_last - rss_baseline, 10 * 1024)
+      << "RSS after cycle 2: " << rss_baseline << " KiB, after cycle 20: " << rss_after_last
+      << " KiB";
+  std::printf("RSS after cycle 2: %ld KiB, after cycle 20: %ld KiB; threads %ld, %ld\n",
+              rss_baseline, rss_after_last, threads_baseline, threads_after_last);
 }
 
 INSTANTIATE_FOR_JDKS(AttachTest);
