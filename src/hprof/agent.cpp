@@ -4,10 +4,13 @@
 // -agentlib:hprof=<options> (or -Xrunhprof:<options>) loads this library as a JVMTI agent. Its
 // Agent_OnLoad loads libjvmpi.so from the same directory and hands it this library as the JVMPI
 // agent, so the VM then calls our JVM_OnLoad through the JVMPI runtime, exactly as any other JVMPI
-// agent is started.
+// agent is started. Agent_OnAttach does the same in a running VM (jcmd PID JVMTI.agent_load
+// libhprof.so <options>); the option string `stop` writes the report and detaches
+// (docs/attach.md).
 
 #include <dlfcn.h>
 #include <jni.h>
+#include <malloc.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +31,11 @@ namespace {
 
 JVMPI_Interface* g_jvmpi = nullptr;
 JVMPI_ExtInterface* g_jvmpi_ext = nullptr;
+// The running session's profile; a new one for each attach.
+Profile* g_profile = nullptr;
+// Loaded into a running VM: start-up errors fail the attach instead of ending the process.
+bool g_attached = false;
+bool g_session_running = false;
 
 // The class of the object a RequestEvent(OBJECT_ALLOC) on this thread asked about.
 thread_local bool t_expect_requested_alloc = false;
@@ -319,13 +327,19 @@ jint start(JavaVM* vm, char* text) {
     return JNI_ERR;
   }
   set_jvmpi(table);
+  if (g_attached) begin_profile();
   JVMPI_ExtInterface* ext = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&ext), JVMPI_EXT_VERSION_1) == JNI_OK) g_jvmpi_ext = ext;
   Profile& p = profile();
   std::string message;
   // Start-up errors end the process with status 1 after one line saying why, as JDK 8 did,
-  // rather than adding the runtime's and the VM's own failure lines.
+  // rather than adding the runtime's and the VM's own failure lines. An attach only fails: the
+  // program it was attached to runs on.
   if (!parse_options(text, p.options, message)) {
+    if (g_attached) {
+      error(message + " (not attached; the option string is -agentlib:hprof's, e.g. cpu=samples)");
+      return JNI_ERR;
+    }
     std::fputs(help_text(), stderr);
     error(message);
     jvmpi()->ProfilerExit(1);
@@ -333,10 +347,12 @@ jint start(JavaVM* vm, char* text) {
   if (p.options.help) {
     std::fputs(help_text(), stdout);
     std::fflush(stdout);
+    if (g_attached) return JNI_ERR;
     jvmpi()->ProfilerExit(0);
   }
   if (!p.output.open(p.options, message)) {
     error(message);
+    if (g_attached) return JNI_ERR;
     jvmpi()->ProfilerExit(1);
   }
   if (p.options.binary) {
@@ -378,7 +394,11 @@ jint start(JavaVM* vm, char* text) {
     ok = enable(JVMPI_EVENT_METHOD_ENTRY, "method entries (cpu=times)") &&
          enable(JVMPI_EVENT_METHOD_EXIT, "method exits (cpu=times)");
   }
-  if (!ok) jvmpi()->ProfilerExit(1);
+  if (!ok) {
+    if (g_attached) return JNI_ERR;
+    jvmpi()->ProfilerExit(1);
+  }
+  g_session_running = true;
   return JNI_OK;
 }
 
@@ -395,9 +415,32 @@ JVMPI_ExtInterface* jvmpi_ext() {
 }
 
 Profile& profile() {
-  // Never destroyed: VM threads may still report events while the process exits.
-  static Profile* p = new Profile;
-  return *p;
+  // Never destroyed while its session runs: VM threads may still report events while the
+  // process exits. A detach ends the session first (end_profile).
+  if (g_profile == nullptr) g_profile = new Profile;
+  return *g_profile;
+}
+
+void set_attached() {
+  g_attached = true;
+}
+bool session_running() {
+  return g_session_running;
+}
+void set_session_running(bool running) {
+  g_session_running = running;
+}
+
+void begin_profile() {
+  g_method_timer = nullptr;
+  g_profile = new Profile;
+}
+
+void end_profile() {
+  g_method_timer = nullptr;
+  Profile* p = g_profile;
+  g_profile = nullptr;
+  delete p;
 }
 
 std::string class_name_of_object(jobjectID object) {
@@ -421,29 +464,85 @@ jint JNICALL hprof_on_load(JavaVM* vm, char* options, void*) {
   return hprof::agent::start(vm, options);
 }
 
-}  // namespace
-
-extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  // Find libjvmpi.so beside this library, and start it with HPROF as its JVMPI agent.
+// libjvmpi.so from beside this library, and the path of this library; null (one line on stderr)
+// when either cannot be found.
+void* load_runtime(std::string& self_path) {
   Dl_info self{};
   if (dladdr(reinterpret_cast<void*>(&hprof_on_load), &self) == 0 || self.dli_fname == nullptr) {
     std::fprintf(stderr, "hprof: error: cannot find where libhprof.so was loaded from\n");
-    return JNI_ERR;
+    return nullptr;
   }
-  const std::string path = self.dli_fname;
-  const std::string runtime = path.substr(0, path.rfind('/') + 1) + "libjvmpi.so";
+  self_path = self.dli_fname;
+  const std::string runtime = self_path.substr(0, self_path.rfind('/') + 1) + "libjvmpi.so";
   void* handle = dlopen(runtime.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     std::fprintf(stderr, "hprof: error: cannot load the JVMPI runtime %s: %s\n", runtime.c_str(),
                  dlerror());
-    return JNI_ERR;
   }
-  using Start =
-      jint(JNICALL*)(JavaVM*, const char*, jint(JNICALL*)(JavaVM*, char*, void*), const char*);
-  auto start_agent = reinterpret_cast<Start>(dlsym(handle, "JVMPI_StartAgent"));
-  if (start_agent == nullptr) {
-    std::fprintf(stderr, "hprof: error: %s has no JVMPI_StartAgent\n", runtime.c_str());
-    return JNI_ERR;
-  }
+  return handle;
+}
+
+template <typename F>
+F runtime_function(void* handle, const char* name) {
+  auto f = reinterpret_cast<F>(dlsym(handle, name));
+  if (f == nullptr) std::fprintf(stderr, "hprof: error: libjvmpi.so has no %s\n", name);
+  return f;
+}
+
+using StartAgent = jint(JNICALL*)(JavaVM*, const char*, jint(JNICALL*)(JavaVM*, char*, void*),
+                                  const char*);
+using StopAgent = jint(JNICALL*)();
+
+jint start_with_runtime(JavaVM* vm, const char* options) {
+  std::string path;
+  void* handle = load_runtime(path);
+  if (handle == nullptr) return JNI_ERR;
+  auto start_agent = runtime_function<StartAgent>(handle, "JVMPI_StartAgent");
+  if (start_agent == nullptr) return JNI_ERR;
   return start_agent(vm, path.c_str(), hprof_on_load, options != nullptr ? options : "");
+}
+
+// The option string `stop`: the report (JVM_SHUT_DOWN), then the runtime detaches; the session's
+// profile is freed once every thread of it has ended.
+jint stop_attached() {
+  std::string path;
+  void* handle = load_runtime(path);
+  if (handle == nullptr) return JNI_ERR;
+  auto stop_agent = runtime_function<StopAgent>(handle, "JVMPI_StopAgent");
+  if (stop_agent == nullptr) return JNI_ERR;
+  if (!hprof::agent::session_running()) {
+    std::fprintf(stderr, "hprof: error: no HPROF session runs in this VM; nothing to stop\n");
+    return JNI_ERR;
+  }
+  const jint result = stop_agent();
+  if (result != JNI_OK) return result;
+  hprof::agent::set_session_running(false);
+  if (hprof::agent::wait_for_command_listener_end()) {
+    hprof::agent::end_profile();
+    malloc_trim(0);  // the profile's memory back to the system
+  } else {
+    std::fprintf(stderr,
+                 "hprof: warning: the command listener did not end; its profile stays in memory\n");
+  }
+  return JNI_OK;
+}
+
+}  // namespace
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  // Find libjvmpi.so beside this library, and start it with HPROF as its JVMPI agent.
+  return start_with_runtime(vm, options);
+}
+
+// jcmd PID JVMTI.agent_load /path/libhprof.so '<hprof options>', or '... stop'.
+extern "C" JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
+  if (options != nullptr && std::strcmp(options, "stop") == 0) return stop_attached();
+  hprof::agent::set_attached();
+  const jint result = start_with_runtime(vm, options);
+  if (result != JNI_OK && hprof::agent::jvmpi() != nullptr) {
+    // Nothing of the failed session runs (the runtime undid what its JVM_OnLoad enabled).
+    hprof::agent::profile().output.close();
+    hprof::agent::end_profile();
+  }
+  return result;
 }

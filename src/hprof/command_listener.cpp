@@ -4,10 +4,13 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "jvmpi_client.h"
 #include "profile.h"
@@ -33,6 +36,7 @@ enum Command : uint8_t {
 // What the CONTROL commands switched (the listener is the only thread that changes them).
 bool g_sampling_on = true;
 int g_tracking = -1;  // -1: as the options started it (heap=sites|dump|all)
+std::atomic<bool> g_listener_running{false};
 
 const char* cpu_name(CpuMode m) {
   switch (m) {
@@ -150,8 +154,14 @@ bool control(int fd) {
   }
 }
 
+void listen(Profile& p);
+
 void listener_main(void*) {
-  Profile& p = profile();
+  listen(profile());
+  g_listener_running.store(false);
+}
+
+void listen(Profile& p) {
   const int fd = p.output.socket();
   write_settings(0);
   for (;;) {
@@ -234,8 +244,23 @@ void listener_main(void*) {
 
 bool start_command_listener() {
   if (profile().output.socket() < 0) return true;
-  return jvmpi()->CreateSystemThread(const_cast<char*>(kListenerThreadName), JVMPI_NORMAL_PRIORITY,
-                                     listener_main) == JNI_OK;
+  g_sampling_on = true;  // a new session (attach) starts as its options say
+  g_tracking = -1;
+  g_listener_running.store(true);
+  if (jvmpi()->CreateSystemThread(const_cast<char*>(kListenerThreadName), JVMPI_NORMAL_PRIORITY,
+                                  listener_main) == JNI_OK) {
+    return true;
+  }
+  g_listener_running.store(false);
+  return false;
+}
+
+bool wait_for_command_listener_end() {
+  // The front end closes its end once it has read the report's end; the listener then returns.
+  for (int i = 0; i < 5000 && g_listener_running.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return !g_listener_running.load();
 }
 
 }  // namespace hprof::agent

@@ -9,6 +9,10 @@ namespace hprof::agent {
 // Starts the listener thread on the output socket (after JVM_INIT_DONE).
 bool start_command_listener();
 
+// After the output was closed (a detach): waits, bounded, until the listener thread has returned.
+// False when it still runs.
+bool wait_for_command_listener_end();
+
 constexpr const char* kListenerThreadName = "HPROF listener";
 
 }  // namespace hprof::agent

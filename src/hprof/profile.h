@@ -33,4 +33,12 @@ struct Profile {
 
 Profile& profile();
 
+// The attach life cycle (docs/attach.md): a new profile per attached session, freed when the
+// session has stopped and none of its threads runs.
+void set_attached();
+bool session_running();
+void set_session_running(bool running);
+void begin_profile();
+void end_profile();
+
 }  // namespace hprof::agent

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The JVMTI agent entry point: java -agentpath:libjvmpi.so=<agent>[:<agent options>] App.
+// The JVMTI agent entry points: java -agentpath:libjvmpi.so=<agent>[:<agent options>] App, and the
+// same option string given to a running VM (Agent_OnAttach, e.g. jcmd PID JVMTI.agent_load), where
+// the option string `stop` ends the attached session (docs/attach.md).
 // Sets up JVMTI, loads the JVMPI agent library, and calls its JVM_OnLoad with a JavaVM whose
 // GetEnv hands out the JVMPI interface.
 
@@ -7,10 +9,12 @@
 #include <jvmti.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent_library.h"
 #include "allocation_events.h"
+#include "attach.h"
 #include "class_events.h"
 #include "code_ranges.h"
 #include "compiled_method_events.h"
@@ -120,47 +124,90 @@ bool set_callbacks() {
 namespace jvmpi {
 namespace {
 
-// Sets up JVMTI and runs the agent's JVM_OnLoad with a JavaVM that answers JVMPI's GetEnv.
-jint start(JavaVM* vm, const std::string& agent_name, agent_library::OnLoadFunction on_load,
-           const std::string& agent_options) {
-  jvmtiEnv* env = nullptr;
-  if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) != JNI_OK || env == nullptr) {
+// What one JVMTI environment needs once per process: an attach after a detach reuses it.
+bool g_environment_ready = false;
+JavaVM* g_agent_vm = nullptr;
+
+bool prepare_environment(JavaVM* vm) {
+  if (g_environment_ready) return set_callbacks();
+  jvmtiEnv* env = jvmti();
+  if (env == nullptr &&
+      (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) != JNI_OK || env == nullptr)) {
     log_error("this VM offers no JVMTI 11 environment");
-    return JNI_ERR;
+    return false;
   }
   set_vm(vm, env);
   if (!add_capabilities() || !gc_events::initialize() || !set_callbacks()) {
     log_error("could not set up the JVMTI environment");
-    return JNI_ERR;
+    return false;
   }
   std::string tracker_error;
   if (!method_events::prepare(tracker_error)) {
     log_warning("%s; method and instruction events will not be delivered", tracker_error.c_str());
   }
-
   bool patched = false;
-  JavaVM* agent_vm = vm_interception::install(vm, &patched);
+  g_agent_vm = vm_interception::install(vm, &patched);
   if (!patched) {
     log_warning("the VM's JavaVM is read-only; only JVM_OnLoad's JavaVM answers JVMPI GetEnv");
+  }
+  g_environment_ready = true;
+  return true;
+}
+
+// Sets up JVMTI and runs the agent's JVM_OnLoad with a JavaVM that answers JVMPI's GetEnv. In a
+// running VM (an attach) what VM init would start follows at once, with JVM_INIT_DONE.
+jint start(JavaVM* vm, const std::string& agent_name, agent_library::OnLoadFunction on_load,
+           const std::string& agent_options) {
+  if (attach::session_running()) {
+    log_error("a JVMPI agent is already attached to this VM; stop it first (option string 'stop')");
+    return JNI_ERR;
+  }
+  if (!prepare_environment(vm)) return JNI_ERR;
+  const bool live = current_phase() == JVMTI_PHASE_LIVE;
+  JNIEnv* jni = live ? current_jni_env() : nullptr;
+  if (live) {
+    if (jni == nullptr) {
+      log_error("the attaching thread has no JNI environment");
+      return JNI_ERR;
+    }
+    thread_events::begin_session();
+    // Before JVM_OnLoad: the threads it may ask about (GetThreadObject, RequestEvent) are known.
+    attach::adopt_running_threads(jni);
   }
 
   std::vector<char> options(agent_options.begin(), agent_options.end());
   options.push_back('\0');
-  const jint result = on_load(agent_vm, options.data(), nullptr);
+  const jint result = on_load(g_agent_vm, options.data(), nullptr);
   if (result != JNI_OK) {
     log_error("JVM_OnLoad of JVMPI agent library '%s' failed (returned %d)", agent_name.c_str(),
               static_cast<int>(result));
+    if (live) {
+      // What the failed JVM_OnLoad enabled is undone; delivery never opened.
+      attach::set_session_running(true);
+      (void)attach::detach(jni);
+    }
     return JNI_ERR;
   }
+  attach::set_session_running(true);
   gate::open();
+  if (live) {
+    jthread self = nullptr;
+    if (jvmti()->GetCurrentThread(&self) == JVMTI_ERROR_NONE && self != nullptr) {
+      lifecycle::begin_live(jni, self);
+      jni->DeleteLocalRef(self);
+    }
+    // A thread that was running allocates in a buffer it took before allocation sampling was on,
+    // and the VM looks at its allocations again only when it takes the next: one collection
+    // retires every thread's buffer, so each thread's allocations are seen from here on.
+    if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC) || allocation_events::sampling_on()) {
+      jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection");
+    }
+  }
   return JNI_OK;
 }
 
-}  // namespace
-}  // namespace jvmpi
-
-extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
-  using namespace jvmpi;
+// Agent_OnLoad and Agent_OnAttach: the library named by `options`, started with its options.
+jint load_and_start(JavaVM* vm, const char* options) {
   agent_library::AgentSpec spec;
   std::string error;
   if (!agent_library::parse(options, spec, error)) {
@@ -168,14 +215,43 @@ extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*)
     return JNI_ERR;
   }
   // JVMTI first: the library search uses the VM's system properties.
-  jvmtiEnv* env = nullptr;
-  if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) == JNI_OK) set_vm(vm, env);
+  if (jvmti() == nullptr) {
+    jvmtiEnv* env = nullptr;
+    if (vm->GetEnv(reinterpret_cast<void**>(&env), JVMTI_VERSION_11) == JNI_OK) set_vm(vm, env);
+  }
   auto on_load = agent_library::load(spec, error);
   if (on_load == nullptr) {
     log_error("%s", error.c_str());
     return JNI_ERR;
   }
   return start(vm, spec.library, on_load, spec.options);
+}
+
+jint stop_session() {
+  JNIEnv* jni = current_jni_env();
+  if (jni == nullptr || current_phase() != JVMTI_PHASE_LIVE) {
+    log_error("'stop' needs a running VM");
+    return JNI_ERR;
+  }
+  return attach::detach(jni);
+}
+
+}  // namespace
+}  // namespace jvmpi
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  return jvmpi::load_and_start(vm, options);
+}
+
+// jcmd PID JVMTI.agent_load /path/libjvmpi.so '<agent>[:<options>]', or '... stop'.
+extern "C" JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void*) {
+  if (options != nullptr && std::string_view(options) == "stop") return jvmpi::stop_session();
+  return jvmpi::load_and_start(vm, options);
+}
+
+// For agents that bring the runtime along (HPROF): ends their attached session.
+extern "C" JNIEXPORT jint JNICALL JVMPI_StopAgent() {
+  return jvmpi::stop_session();
 }
 
 // For agents that bring the runtime along (HPROF): started by their own Agent_OnLoad with their

@@ -356,6 +356,11 @@ jint request_class_load(JNIEnv* jni, jobjectID class_id) {
   return JVMPI_SUCCESS;
 }
 
+void forget_announcements() {
+  std::lock_guard lock(g_mutex);
+  g_classes.clear();
+}
+
 std::vector<jlong> take_classes(std::vector<jlong>& freed_tags) {
   std::vector<jlong> classes;
   {

@@ -45,6 +45,9 @@ bool link_class(JNIEnv* jni, jclass klass);
 // RequestEvent(CLASS_LOAD, class_id).
 jint request_class_load(JNIEnv* jni, jobjectID class_id);
 
+// Forgets which classes the agent was told of (a detach): the next agent hears of all of them.
+void forget_announcements();
+
 // Of the tags of freed objects, removes those of classes (and sends CLASS_UNLOAD for them, if the
 // agent wants it); returns the class tags.
 std::vector<jlong> take_classes(std::vector<jlong>& freed_tags);

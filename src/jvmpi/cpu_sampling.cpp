@@ -398,6 +398,18 @@ jint JNICALL set_depth(jint max_depth) {
   return JVMPI_SUCCESS;
 }
 
+void release_timers() {
+  std::lock_guard lock(g_control_mutex);
+  for (const ThreadRecordPtr& record : threads::all()) {
+    std::lock_guard record_lock(record->sampling_mutex);
+    disarm(*record);
+    // Closed here rather than on each thread (which may never call into the runtime again): with
+    // sampling inactive, a signal still pending returns from the handler before it reads an event.
+    cpu_timers::perf_close(record->perf_fd);
+    record->perf_fd = -1;
+  }
+}
+
 void on_thread_start(JNIEnv* jni) {
   // Every thread, sampled or not yet: sampling may start later, and only the thread itself can
   // find its stack.

@@ -28,6 +28,8 @@ void on_thread_end(JNIEnv* jni);
 void on_class_prepare(jclass klass);
 void JNICALL on_class_load(jvmtiEnv*, JNIEnv*, jthread, jclass);
 void on_vm_death();
+// After stop(), at a detach: every thread's timer deleted and its perf event closed.
+void release_timers();
 // With JVMPI_SAMPLER_STATS=1 in the environment, prints the counters on one stderr line (after the
 // agent's JVM_SHUT_DOWN, so its last drain is counted).
 void report_stats();

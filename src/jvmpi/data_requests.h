@@ -21,4 +21,7 @@ void start(JNIEnv* jni);
 // that is still in native code, and a listener blocked in sem_wait is one.
 void stop();
 
+// stop(), and SIGUSR1 back to what it was before; a later attach starts afresh.
+void detach();
+
 }  // namespace jvmpi::data_requests

@@ -211,6 +211,11 @@ void refresh(jvmtiEvent event) {
   apply(event);
 }
 
+void forget_applied() {
+  std::lock_guard lock(g_mutex);
+  g_applied.clear();
+}
+
 void apply_pending() {
   std::lock_guard lock(g_mutex);
   for (jint type = 1; type <= JVMPI_MAX_EVENT_TYPE_VAL; ++type) {

@@ -17,6 +17,9 @@ jint request(jint event_type, void* arg);
 // the start phase). Called at VM init.
 void apply_pending();
 
+// Forgets which JVMTI events were asked for (a detach turned every one off).
+void forget_applied();
+
 // Brings one JVMTI event's notification mode in line with what is enabled now (for the
 // extensions, which need JVMTI events outside EnableEvent).
 void refresh(jvmtiEvent event);

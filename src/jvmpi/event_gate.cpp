@@ -173,6 +173,12 @@ void shut_down(JNIEnv* env) {
   }
 }
 
+void reopen() {
+  for (auto& enabled : g_enabled) enabled.store(false);
+  g_open.store(false, std::memory_order_release);
+  g_closed.store(false, std::memory_order_release);
+}
+
 bool is_shut_down() {
   return g_closed.load(std::memory_order_acquire);
 }

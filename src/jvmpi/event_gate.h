@@ -38,4 +38,8 @@ void shut_down(JNIEnv* env);
 
 bool is_shut_down();
 
+// After a detach (shut_down has run and no event is enabled): back to the state before JVM_OnLoad,
+// for the agent of the next attach. Every event disabled, delivery not yet open.
+void reopen();
+
 }  // namespace jvmpi::gate

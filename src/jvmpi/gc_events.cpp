@@ -225,6 +225,7 @@ void start(JNIEnv* jni) {
     std::lock_guard lock(g_state_mutex);
     g_running = true;
   }
+  g_stopping.store(false);  // after a detach, the next attach starts the reporter again
   if (!thread_events::start_thread(jni, "JVMPI GC reporter", JVMTI_THREAD_MAX_PRIORITY,
                                    reporter_main, nullptr, /*internal=*/true)) {
     log_warning("could not start the GC reporter thread; GC and class-unload events are lost");

@@ -51,6 +51,16 @@ void JNICALL on_resource_exhausted(jvmtiEnv*, JNIEnv* jni, jint flags, const voi
   jni->DeleteGlobalRef(reserve);
 }
 
+void stop(JNIEnv* jni) {
+  jvmti()->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_RESOURCE_EXHAUSTED, nullptr);
+  jobject reserve = g_reserve.exchange(nullptr);
+  if (reserve == nullptr) return;
+  jvmti()->SetTag(reserve, 0);
+  g_tag.store(0);
+  jni_reference_events::InternalScope internal_reference;
+  jni->DeleteGlobalRef(reserve);
+}
+
 jlong object_tag() {
   return g_tag.load();
 }

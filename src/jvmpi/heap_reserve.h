@@ -25,4 +25,7 @@ void JNICALL on_resource_exhausted(jvmtiEnv*, JNIEnv* jni, jint flags, const voi
 // runtime does for itself belongs in the program's profile.
 jlong object_tag();
 
+// Releases the reserve (a detach); start() makes a new one.
+void stop(JNIEnv* jni);
+
 }  // namespace jvmpi::heap_reserve

@@ -105,6 +105,17 @@ bool install() {
   return ok;
 }
 
+void uninstall() {
+  if (!g_installed.load()) return;
+  // The VM's own functions again. A call already inside a wrapper finishes through g_original,
+  // which stays as it is.
+  if (!jvmti_ok(jvmti()->SetJNIFunctionTable(&g_original), "SetJNIFunctionTable")) return;
+  g_installed.store(false);
+  std::lock_guard lock(g_mutex);
+  std::unordered_map<jobject, jlong>().swap(g_strong);
+  std::unordered_map<jobject, jlong>().swap(g_weak);
+}
+
 std::unordered_map<jlong, jobject> global_refs_by_tag() {
   std::unordered_map<jlong, jobject> out;
   std::lock_guard lock(g_mutex);

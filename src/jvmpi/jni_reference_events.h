@@ -14,6 +14,9 @@ namespace jvmpi::jni_reference_events {
 // Installs the wrappers (start or live phase). Returns whether they are in place.
 bool install();
 
+// Puts the VM's own functions back and forgets the references seen (a detach).
+void uninstall();
+
 // Marks the calling thread's JNI reference calls as the runtime's own while in scope.
 class InternalScope {
  public:

@@ -30,6 +30,10 @@ void JNICALL on_vm_start(jvmtiEnv*, JNIEnv*) {
 }
 
 void JNICALL on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread thread) {
+  begin_live(jni, thread);
+}
+
+void begin_live(JNIEnv* jni, jthread thread) {
   object_events::start();  // ARENA_NEW precedes the first OBJECT_ALLOC, which can come any time now
   {
     // What the runtime allocates while it sets up here is not the program's.

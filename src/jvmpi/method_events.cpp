@@ -366,6 +366,28 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
   }
 }
 
+void release_instrumented_classes() {
+  // Called at a detach, when no hook is wanted any more (so no hook reaches find()) and every
+  // class has its original code back. The entries taken out now are freed at the next detach, a
+  // whole session later: a hook that read one just before the events were disabled has long
+  // finished with it by then.
+  static std::vector<InstrumentedClass*>* retired_earlier = new std::vector<InstrumentedClass*>;
+  std::vector<InstrumentedClass*> retired_now;
+  {
+    std::lock_guard lock(g_table_mutex);
+    for (auto& chunk : g_table) {
+      auto* slots = chunk.load();
+      if (slots == nullptr) continue;
+      for (size_t i = 0; i < kChunk; ++i) {
+        if (InstrumentedClass* c = slots[i].exchange(nullptr); c != nullptr)
+          retired_now.push_back(c);
+      }
+    }
+  }
+  for (InstrumentedClass* c : *retired_earlier) delete c;
+  retired_earlier->swap(retired_now);
+}
+
 void events_changed() {
   if (!g_engaged.load()) return;  // VM init instruments what was loaded before
   if (JNIEnv* jni = current_jni_env(); jni != nullptr) apply(jni);

@@ -31,4 +31,8 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
 // The enabled method or instruction events changed: re-instrument loaded classes to match.
 void events_changed();
 
+// At a detach, once every class has its original code back: frees what the hooks of the
+// instrumented classes needed (deferred by one session, see method_events.cpp).
+void release_instrumented_classes();
+
 }  // namespace jvmpi::method_events

@@ -49,6 +49,10 @@ void start() {
   send_arena_new();
 }
 
+void forget_arena_announcement() {
+  g_arena_announced.store(false);
+}
+
 jclass component_class(JNIEnv* jni, jclass array_class) {
   static jfieldID component_field = [jni] {
     LocalRef class_class(jni, jni->FindClass("java/lang/Class"));

@@ -31,6 +31,8 @@ void announce_heap_arena_when_live();
 void ensure_heap_arena_announced();
 // Called at VM init.
 void start();
+// At a detach: the next session's agent hears of the arena again.
+void forget_arena_announcement();
 
 // RequestEvent(OBJECT_ALLOC, obj_id).
 jint request_object_alloc(JNIEnv* jni, jobjectID object_id);

@@ -2,6 +2,7 @@
 #include "thread_events.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -81,8 +82,11 @@ struct KnownThread {
   // Thread object's monitor, which may be contended) must not register it, and announce it, anew.
   JNIEnv* ended = nullptr;
   bool deliverable = false;  // with settled: whether the thread's events go to the agent
+  unsigned session = 0;      // with settled: the profiling session it was settled in
 };
 thread_local KnownThread t_known;
+// Counts attaches: what a thread settled for an earlier session's agent does not hold for the next.
+std::atomic<unsigned> g_session{0};
 
 void announce(JNIEnv* caller, const ThreadRecordPtr& record) {
   if (record == nullptr || record->internal || record->announced.load() ||
@@ -126,10 +130,19 @@ bool ensure_known(JNIEnv* jni, jthread thread) {
   // Every method event comes through here: once the thread is registered and announced (or needs
   // no announcement now), the check costs one thread-local read.
   KnownThread& known = t_known;
-  if (known.settled == jni) return known.deliverable;
+  if (known.settled == jni && known.session == g_session.load(std::memory_order_relaxed)) {
+    return known.deliverable;
+  }
   // After its THREAD_END a thread's events go to no agent: neither what it still does while it
   // ends, nor what a new attachment of the same OS thread (the launcher's DestroyJavaVM thread
   // reuses main's JNIEnv) does before JVMTI's ThreadStart for it, which clears this.
+  if (const unsigned session = g_session.load(std::memory_order_relaxed);
+      known.session != session) {
+    JNIEnv* const ended = known.ended;
+    known = {};
+    known.ended = ended;
+    known.session = session;
+  }
   if (known.ended == jni) return false;
   if (known.registered == jni && !gate::wants(JVMPI_EVENT_THREAD_START)) return true;
   ThreadRecordPtr record = threads::current(jni, thread);
@@ -145,6 +158,17 @@ bool ensure_known(JNIEnv* jni, jthread thread) {
     known.deliverable = deliverable;
   }
   return deliverable || (!record->internal && !gate::wants(JVMPI_EVENT_THREAD_START));
+}
+
+void begin_session() {
+  g_session.fetch_add(1);
+}
+
+void forget_internal_threads(JNIEnv* jni) {
+  std::lock_guard lock(g_mutex);
+  jni_reference_events::InternalScope internal_ref;
+  for (jobject t : g_internal_threads) jni->DeleteGlobalRef(t);
+  g_internal_threads.clear();
 }
 
 void announce_known_threads(JNIEnv* jni) {

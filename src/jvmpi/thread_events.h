@@ -19,6 +19,13 @@ void JNICALL on_thread_end(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
 // Announces every registered thread the agent has not yet been told about (at VM init).
 void announce_known_threads(JNIEnv* jni);
 
+// A new profiling session (an attach): what each thread's ensure_known settled for the previous
+// one is asked again.
+void begin_session();
+
+// Drops the references to the runtime's own threads (a detach, once they have ended).
+void forget_internal_threads(JNIEnv* jni);
+
 // RequestEvent(THREAD_START, thread_object_id).
 jint request_thread_start(JNIEnv* jni, jobjectID thread_id);
 

@@ -38,16 +38,22 @@ jlong own_cpu_time() {
 
 }  // namespace
 
+// Whether the thread-local shortcut holds the live record of `env`.
+bool self_is(JNIEnv* env) {
+  return t_self != nullptr && t_self->env == env &&
+         !t_self->retired.load(std::memory_order_relaxed);
+}
+
 ThreadRecordPtr find(JNIEnv* env) {
   if (env == nullptr) return nullptr;
-  if (t_self != nullptr && t_self->env == env) return t_self;
+  if (self_is(env)) return t_self;
   std::shared_lock lock(g_mutex);
   auto it = g_records.find(env);
   return it == g_records.end() ? nullptr : it->second;
 }
 
 ThreadRecord* self(JNIEnv* env) {
-  return env != nullptr && t_self != nullptr && t_self->env == env ? t_self.get() : nullptr;
+  return env != nullptr && self_is(env) ? t_self.get() : nullptr;
 }
 
 ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread) {
@@ -62,7 +68,7 @@ ThreadRecordPtr find_by_object(JNIEnv* caller, jobject thread) {
 ThreadRecordPtr current(JNIEnv* env, jthread thread, bool* created) {
   if (created != nullptr) *created = false;
   if (env == nullptr) return nullptr;
-  if (t_self != nullptr && t_self->env == env) return t_self;
+  if (self_is(env)) return t_self;
   {
     std::shared_lock lock(g_mutex);
     auto it = g_records.find(env);
@@ -119,6 +125,51 @@ std::vector<ThreadRecordPtr> all() {
   out.reserve(g_records.size());
   for (const auto& [env, record] : g_records) out.push_back(record);
   return out;
+}
+
+ThreadRecordPtr adopt(JNIEnv* caller, jthread thread, JNIEnv* env, pid_t tid) {
+  if (caller == nullptr || thread == nullptr || env == nullptr) return nullptr;
+  {
+    std::shared_lock lock(g_mutex);
+    auto it = g_records.find(env);
+    if (it != g_records.end()) return it->second;
+  }
+  auto record = std::make_shared<ThreadRecord>();
+  record->env = env;
+  {
+    jni_reference_events::InternalScope internal;
+    record->thread = static_cast<jthread>(caller->NewGlobalRef(thread));
+  }
+  if (tid > 0) {
+    // The thread's CPU clock as pthread_getcpuclockid makes it from a kernel thread id
+    // (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) of the Linux clock ABI).
+    record->cpu_clock = static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6);
+    timespec ts{};
+    if (clock_gettime(record->cpu_clock, &ts) == 0) {
+      record->tid = tid;
+      record->cpu_at_last_suspend = static_cast<jlong>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+      record->cpu_at_previous_suspend = record->cpu_at_last_suspend;
+    }
+  }
+  std::unique_lock lock(g_mutex);
+  auto [it, inserted] = g_records.emplace(env, record);
+  if (!inserted) {
+    jni_reference_events::InternalScope internal;
+    caller->DeleteGlobalRef(record->thread);
+    record->thread = nullptr;
+    return it->second;
+  }
+  return record;
+}
+
+void retire_all() {
+  std::unordered_map<JNIEnv*, ThreadRecordPtr> records;
+  {
+    std::unique_lock lock(g_mutex);
+    records.swap(g_records);
+  }
+  for (auto& [env, record] : records) record->retired.store(true);
+  t_self.reset();
 }
 
 }  // namespace threads

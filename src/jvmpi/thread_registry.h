@@ -57,6 +57,9 @@ struct ThreadRecord {
   bool cpu_timer_armed = false;
   bool cpu_timer_is_perf = false;  // which of the two is armed
   bool sampling_ended = false;     // ThreadEnd came: never arm again
+  // Set when a detach took the record out of the registry: the thread-local shortcut to it (which
+  // its thread keeps) no longer counts, and the next lookup registers the thread anew.
+  std::atomic<bool> retired{false};
 };
 
 using ThreadRecordPtr = std::shared_ptr<ThreadRecord>;
@@ -81,6 +84,15 @@ ThreadRecordPtr current(JNIEnv* env, jthread thread = nullptr, bool* created = n
 void remove(JNIEnv* env);
 
 std::vector<ThreadRecordPtr> all();
+
+// Registers a thread the runtime has not seen start (it ran before an attach), from another
+// thread: its JNIEnv, Thread object and OS thread id found by the caller. Returns the record
+// (the existing one when the thread was known already), or null when `thread` is null.
+ThreadRecordPtr adopt(JNIEnv* caller, jthread thread, JNIEnv* env, pid_t tid);
+
+// Takes every record out of the registry (a detach): each is marked retired and released as its
+// last holder drops it.
+void retire_all();
 
 }  // namespace threads
 }  // namespace jvmpi
