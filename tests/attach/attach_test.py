@@ -18,7 +18,7 @@ death), so that the command line is proven apart from HPROF. One case per run:
               two attach/stop cycles (the agent copied into its /tmp), record, dump
   dump        HotSpot's dump (.hprof, .hprof.gz) read by jvmprof summary and VisualVM's heap
               library; the Marker count equals the program's and jcmd GC.class_histogram's
-  hprof_record  (only with the real HPROF attachable) `jvmprof record` with libhprof.so
+  hprof_record  `jvmprof record` and `dump --with-sites` with the project's libhprof.so
 Exit 77 when the JDK is not installed."""
 import argparse
 import gzip
