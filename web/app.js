@@ -71,7 +71,8 @@
     // Redrawn only when something shown changed, so clicks never land on a replaced element.
     var key = JSON.stringify([words, state.profiles.map(function (p) {
       return [p.id, displayName(p), p.live, p.state, p.bytes >> 10, p.id === state.selected,
-        p.periods ? p.periods.received : 0, p.droppedEvents];
+        p.periods ? p.periods.received : 0, p.droppedEvents,
+        p.identity ? p.identity.connection : 0];
     })]);
     if (key === state.listKey) return;
     state.listKey = key;
@@ -82,6 +83,9 @@
       li.setAttribute('data-id', p.id);
       var periods = p.periods && p.periods.received ? ', ' + p.periods.received + ' periods' : '';
       var dropped = p.droppedEvents ? ', ' + p.droppedEvents + ' dropped' : '';
+      // A reconnect's session says which of the JVM's connections it is.
+      var id = p.identity || {};
+      if (id.connection > 1) periods += ', connection ' + id.connection;
       li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' +
         bytes(p.bytes) + periods + dropped));
       li.addEventListener('click', function () { select(p.id); });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "jvm_identity.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace jvmprof {
@@ -29,6 +30,8 @@ JvmIdentity JvmIdentity::from(const profiles::JavaProfile& p, uint32_t session,
   id.vm = get("vm");
   id.start_ms = to_int(get("start"));
   id.labels = p.agent_labels;
+  // The first connection's IDENTITY has no connection= (a reconnect's hello says which it is).
+  id.connection = id.pid == 0 ? 0 : std::max<int64_t>(1, to_int(get("connection")));
   return id;
 }
 

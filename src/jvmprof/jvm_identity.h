@@ -21,6 +21,7 @@ struct JvmIdentity {
   std::string host, main, vm;
   int64_t start_ms = 0;  // when the agent started, ms since the Unix epoch (its clock)
   std::map<std::string, std::string> labels;
+  int64_t connection = 0;  // which of the agent's connections this is (1: the first)
 
   // The same for every connection of one JVM (host, pid, start time); the address without one.
   std::string key() const;

@@ -267,10 +267,14 @@ TEST_P(ReconnectJvmTest, CollectorRestartedThreeTimesGetsIdentityAndPeriodsEachT
     const auto p = session->profile();
     // Every connection after the first says which one it is: a later one each time (the agent
     // may have connected to the closing port once more than we accepted).
+    if (connection == 1) {
+      EXPECT_EQ(id.connection, 1);
+    }
     if (connection > 1) {
       const int number_sent = std::stoi(p->agent_identity.at("connection"));
       EXPECT_GT(number_sent, last_number);
       EXPECT_GE(number_sent, connection);
+      EXPECT_EQ(id.connection, number_sent);
       last_number = number_sent;
     }
     // The traces the periods name came with the hello.
