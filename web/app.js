@@ -37,19 +37,57 @@
     return state.profiles.filter(function (p) { return p.id === state.selected; })[0];
   }
 
+  // A JVM by who it is (labels, main class, pid and host from its IDENTITY report) rather than by
+  // the address it connected from; files and agents without one by their name.
+  function displayName(p) {
+    return p.identity && p.identity.pid ? p.identity.name : p.name;
+  }
+
+  // The list's filter box ("service=checkout", "env=prod web-3"): every word must be in the
+  // JVM's name, labels or identity. Made here, above the list, once.
+  function filterBox() {
+    var box = $('profile-filter');
+    if (box) return box;
+    box = document.createElement('input');
+    box.id = 'profile-filter';
+    box.type = 'search';
+    box.placeholder = 'filter: label=value, host, class';
+    box.addEventListener('input', function () { state.listKey = null; drawList(); });
+    var ul = $('profile-list');
+    ul.parentNode.insertBefore(box, ul);
+    return box;
+  }
+
+  function matches(p, words) {
+    var id = p.identity || {};
+    var labels = Object.keys(id.labels || {}).map(function (k) { return k + '=' + id.labels[k]; });
+    var text = [p.name, id.host, id.main, id.vm, String(id.pid || '')].concat(labels).join(' ');
+    return words.every(function (w) { return text.indexOf(w) >= 0; });
+  }
+
   function drawList() {
     var ul = $('profile-list');
+    var words = filterBox().value.split(/\s+/).filter(function (w) { return w; });
     // Redrawn only when something shown changed, so clicks never land on a replaced element.
-    var key = JSON.stringify(state.profiles.map(function (p) {
-      return [p.id, p.name, p.live, p.state, p.bytes >> 10, p.id === state.selected];
-    }));
+    var key = JSON.stringify([words, state.profiles.map(function (p) {
+      return [p.id, displayName(p), p.live, p.state, p.bytes >> 10, p.id === state.selected,
+        p.periods ? p.periods.received : 0, p.droppedEvents,
+        p.identity ? p.identity.connection : 0];
+    })]);
     if (key === state.listKey) return;
     state.listKey = key;
     ul.textContent = '';
     state.profiles.forEach(function (p) {
-      var li = el('li', p.id === state.selected ? 'selected' : '', p.name);
+      if (!matches(p, words)) return;
+      var li = el('li', p.id === state.selected ? 'selected' : '', displayName(p));
       li.setAttribute('data-id', p.id);
-      li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' + bytes(p.bytes)));
+      var periods = p.periods && p.periods.received ? ', ' + p.periods.received + ' periods' : '';
+      var dropped = p.droppedEvents ? ', ' + p.droppedEvents + ' dropped' : '';
+      // A reconnect's session says which of the JVM's connections it is.
+      var id = p.identity || {};
+      if (id.connection > 1) periods += ', connection ' + id.connection;
+      li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' +
+        bytes(p.bytes) + periods + dropped));
       li.addEventListener('click', function () { select(p.id); });
       ul.appendChild(li);
     });
@@ -68,7 +106,7 @@
     $('empty').hidden = !!p;
     $('profile').hidden = !p;
     if (!p) return;
-    $('profile-name').textContent = p.name;
+    $('profile-name').textContent = displayName(p);
     var s = $('profile-state');
     s.textContent = 'state: ' + p.state + (p.format ? ', format=' + p.format : '') + ', ' +
       bytes(p.bytes) + ' received, ' + p.sections + ' sections, ' + p.traces + ' traces, ' +
@@ -77,6 +115,20 @@
         ' (estimates)' : '') +
       (p.discarded ? ', ' + bytes(p.discarded) + ' read but not parsed after the error' : '');
     if (p.error) s.appendChild(el('div', 'state-error', p.error));
+    var id = p.identity;
+    if (id && id.pid) {
+      // Who the JVM is (its IDENTITY report) and what its periods carried.
+      s.appendChild(el('div', 'identity', 'JVM: pid ' + id.pid + ' on ' + id.host + ', ' +
+        (id.main || 'unknown main class') + ', Java ' + (id.vm || '?') + ', started ' +
+        new Date(id.startMs).toISOString() + ', from ' + id.address));
+    }
+    if (p.periods && p.periods.received) {
+      var last = p.periods.latest[p.periods.latest.length - 1];
+      s.appendChild(el('div', 'periods', p.periods.received + ' periods received (' +
+        p.periods.kept + ' kept), the latest ' + new Date(last.startMs).toISOString() + ' to ' +
+        new Date(last.endMs).toISOString() + ': ' + last.cpuSamples + ' CPU samples, ' +
+        last.sites + ' allocation sites'));
+    }
     if (p.droppedEvents) {
       s.appendChild(el('div', 'state-error', 'the agent dropped ' + p.droppedEvents +
         ' events (' + bytes(p.droppedBytes) + ') while this front end was not reading'));

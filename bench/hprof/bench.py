@@ -149,6 +149,10 @@ def main():
         ("no agent, repeated", "-", "main"),
         ("cpu=samples, 10 ms", "cpu=samples,interval=10", "main"),
         ("cpu=samples, 1 ms", "cpu=samples,interval=1", "main"),
+        # Continuous profiling: the same sampling with period deltas written every 10 s (a javac
+        # run may see only the last one, at exit) and every second.
+        ("cpu=samples, 10 ms, period=10", "cpu=samples,interval=10,period=10", "main"),
+        ("cpu=samples, 10 ms, period=1", "cpu=samples,interval=10,period=1", "main"),
         # JDK 8's way (suspend, ThreadHasRun, GetCallTrace), beside the CPU-time sampler above.
         ("cpu=samples sampler=suspend, 10 ms", "cpu=samples,sampler=suspend,interval=10", "main"),
         ("cpu=samples sampler=suspend, 1 ms", "cpu=samples,sampler=suspend,interval=1", "main"),

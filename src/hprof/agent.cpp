@@ -20,8 +20,10 @@
 
 #include "allocation_site_memo.h"
 #include "command_listener.h"
+#include "identity.h"
 #include "jvmpi_client.h"
 #include "object_classes.h"
+#include "period_report.h"
 #include "profile.h"
 #include "reports.h"
 #include "text_report.h"
@@ -199,11 +201,13 @@ void on_init_done() {
   if (p.options.net() && !start_command_listener()) {
     error("cannot start the command listener; commands from the front end are ignored");
   }
+  if (!start_periods()) error("cannot start the period thread; only the last period is sent");
 }
 
 void on_shut_down() {
   Profile& p = profile();
   p.sampler.stop();
+  finish_periods();
   if (p.options.dump_on_exit) write_all_reports();
   if (p.options.binary) {
     // The stream's last word on what was dropped, once the queue has room again (so that events
@@ -359,6 +363,15 @@ jint start(JavaVM* vm, char* text) {
     p.binary.begin(p.output, p.options);
   } else if (p.options.cpu != CpuMode::kOld) {
     p.output.write(text::header());
+  }
+  if (p.options.net() && (p.options.binary || p.options.cpu != CpuMode::kOld)) {
+    const std::string identity = identity_text(vm, p.options);
+    remember_identity(identity);
+    if (p.options.binary) {
+      p.binary.note(BinaryReport::kIdentityNoteId, identity);
+    } else {
+      p.output.write(identity + "\n");
+    }
   }
 
   table->NotifyEvent = notify_event;

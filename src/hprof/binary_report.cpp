@@ -313,6 +313,12 @@ void BinaryReport::cpu_sampler_note(const std::string& text) {
   writer_->utf8(kSamplerNoteId, text);
 }
 
+void BinaryReport::note(uint64_t reserved_id, const std::string& text) {
+  Hold hold(*this);
+  if (!writer_) return;
+  writer_->utf8(reserved_id, text);
+}
+
 // One heap dump being converted: JVMPI records in, HPROF sub-records out.
 class BinaryReport::HeapDump {
  public:

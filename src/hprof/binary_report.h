@@ -40,6 +40,11 @@ class BinaryReport {
   static constexpr uint64_t kSettingsNoteId = ~uint64_t{1};
   // The name id of the CPU SAMPLER note (cpu_sampler_note), the next reserved one below.
   static constexpr uint64_t kSamplerNoteId = ~uint64_t{2};
+  // The name id of the PERIOD note (period=: one period's deltas, format=a's PERIOD block as
+  // text), the next reserved one below.
+  static constexpr uint64_t kPeriodNoteId = ~uint64_t{3};
+  // The name id of the IDENTITY note (net=: the JVM's identity and labels at connect).
+  static constexpr uint64_t kIdentityNoteId = ~uint64_t{4};
   // Deferred droppable events beyond this many bytes are dropped (and counted) instead.
   static constexpr size_t kDeferredLimit = size_t{1} << 20;
 
@@ -66,6 +71,8 @@ class BinaryReport {
   // id kSamplerNoteId: "CPU SAMPLER: signals=S taken=T recovered=R unattributable=U lost=L"
   // (docs/hprof-binary-format.md).
   void cpu_sampler_note(const std::string& text);
+  // A note record with one of the reserved name ids above and `text` (PERIOD, IDENTITY).
+  void note(uint64_t reserved_id, const std::string& text);
   // HEAP DUMP SEGMENTs and HEAP DUMP END from JVMPI's level-2 heap dump, written as its records
   // arrive: begin, heap_dump_classes (before the records that name those classes as an
   // instance's class), heap_dump_records (whole records, in order; false once output failed),

@@ -154,22 +154,16 @@ bool control(int fd) {
   }
 }
 
-void listen(Profile& p);
-
-void listener_main(void*) {
-  listen(profile());
-  g_listener_running.store(false);
-}
-
-void listen(Profile& p) {
-  const int fd = p.output.socket();
-  write_settings(0);
+// Serves one connection's commands: true when the connection ended (the front end closed it),
+// false when the listener should stop (exit, or a command it does not know).
+bool serve_commands(int fd) {
+  Profile& p = profile();
   for (;;) {
     uint8_t tag = 0;
     uint32_t serial = 0;
     uint32_t length = 0;
-    if (!read_fully(fd, &tag, 1)) return;  // the front end closed the connection
-    if (!read_u4(fd, serial) || !read_u4(fd, length)) return;
+    if (!read_fully(fd, &tag, 1)) return true;  // the front end closed the connection
+    if (!read_u4(fd, serial) || !read_u4(fd, length)) return true;
     switch (tag) {
       case kGc:
         jvmpi()->RunGC();
@@ -185,7 +179,7 @@ void listen(Profile& p) {
       case kAllocSites: {
         uint16_t flags = 0;
         uint32_t cutoff = 0;
-        if (!read_u2(fd, flags) || !read_u4(fd, cutoff)) return;
+        if (!read_u2(fd, flags) || !read_u4(fd, cutoff)) return true;
         if ((flags & 0x4) != 0) jvmpi()->RunGC();
         std::lock_guard section(p.output.section_mutex());
         write_pending_traces();
@@ -201,7 +195,7 @@ void listen(Profile& p) {
         break;
       case kExit:
         jvmpi()->ProfilerExit(0);
-        return;
+        return false;
       case kDumpTraces: {
         std::lock_guard section(p.output.section_mutex());
         write_pending_traces();
@@ -211,7 +205,7 @@ void listen(Profile& p) {
       case kCpuSamples: {
         uint16_t ignored = 0;
         uint32_t cutoff = 0;
-        if (!read_u2(fd, ignored) || !read_u4(fd, cutoff)) return;
+        if (!read_u2(fd, ignored) || !read_u4(fd, cutoff)) return true;
         std::lock_guard section(p.output.section_mutex());
         write_pending_traces();
         write_cpu_report(as_float(cutoff));
@@ -219,7 +213,7 @@ void listen(Profile& p) {
         break;
       }
       case kControl:
-        if (!control(fd)) return;
+        if (!control(fd)) return true;
         write_settings(serial);
         break;
       case kMonitorDump:
@@ -235,9 +229,28 @@ void listen(Profile& p) {
                      "hprof: error: unknown command 0x%02x from the front end; no longer "
                      "listening\n",
                      tag);
-        return;
+        return false;
     }
   }
+}
+
+void serve_connections() {
+  Profile& p = profile();
+  int fd = p.output.socket();
+  for (;;) {
+    write_settings(0);
+    if (!serve_commands(fd)) return;
+    // With period= the output reconnects; commands are served on each new connection, once its
+    // hello has been written.
+    if (!p.output.connection_lost(fd)) return;
+    fd = p.output.next_connection(fd);
+    if (fd < 0) return;
+  }
+}
+
+void listener_main(void*) {
+  serve_connections();
+  g_listener_running.store(false);  // a detach waits for this (wait_for_command_listener_end)
 }
 
 }  // namespace

@@ -160,6 +160,16 @@ const std::string& MonitorProfile::class_of(jobjectID object,
   return memo.name[slot];
 }
 
+std::vector<MonitorProfile::Row> MonitorProfile::rows() const {
+  std::vector<Row> out;
+  for (const Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    for (const auto& [key, cost] : shard.costs)
+      out.push_back({key.trace, key.monitor_class, cost.count, cost.time_ns});
+  }
+  return out;
+}
+
 std::string MonitorProfile::time_section(const TraceTable&, double cutoff) const {
   std::vector<std::pair<Key, Cost>> rows;
   uint64_t total = 0;

@@ -25,6 +25,14 @@ class MonitorProfile {
   // Returns the time blocked, in ns (0 if the enter was not seen).
   uint64_t on_contended_entered(JNIEnv* env, unsigned trace, const std::string& monitor_class);
   std::string time_section(const TraceTable& traces, double cutoff) const;
+  // Every (trace, monitor class) with its contentions and time blocked so far (period= deltas).
+  struct Row {
+    unsigned trace;
+    std::string monitor_class;
+    uint64_t count;
+    uint64_t time_ns;
+  };
+  std::vector<Row> rows() const;
 
   // The class name of a monitor object, asked of `name_of` only the first time this thread meets
   // the object (an object ID names one object for its whole life, and its class never changes).

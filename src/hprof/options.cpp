@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -159,6 +160,24 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     o.net_queue_bytes = static_cast<size_t>(bytes);
     return true;
   }
+  if (name == "period") {
+    if (!integer(name, value, 1, o.period_seconds, error)) return false;
+    if (o.period_seconds > 86400) {
+      error = "option period takes seconds from 1 to 86400, not '" + value + "'";
+      return false;
+    }
+    return true;
+  }
+  if (name == "label") {
+    std::string why;
+    if (!valid_labels(value, why)) {
+      error =
+          "option label takes key=value pairs separated by ';' (" + why + "), not '" + value + "'";
+      return false;
+    }
+    o.labels = o.labels.empty() ? value : o.labels + ";" + value;
+    return true;
+  }
   if (name == "depth") return integer(name, value, 0, o.depth, error);
   if (name == "interval") return integer(name, value, 1, o.interval_ms, error);
   if (name == "cutoff") {
@@ -198,11 +217,48 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
 
 }  // namespace
 
+bool valid_labels(const std::string& text, std::string& why) {
+  if (text.size() > 1024) {
+    why = "at most 1024 characters";
+    return false;
+  }
+  for (const std::string& pair : split(text, ';')) {
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    if (eq == 0 || eq == std::string::npos) {
+      why = "'" + pair + "' is not key=value";
+      return false;
+    }
+    for (size_t i = 0; i < pair.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(pair[i]);
+      // Keys are names; values anything printable without the separators of the stream's
+      // IDENTITY line (space) and of the option list (',').
+      const bool ok = i < eq ? (std::isalnum(c) != 0 || c == '_' || c == '.' || c == '-')
+                             : (c > ' ' && c < 0x7f && c != ',');
+      if (!ok) {
+        why = "'" + pair +
+              "' has a character other than letters, digits, '_', '.', '-' in its "
+              "key or a space or ',' in its value";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool parse_options(const char* text, Options& o, std::string& error) {
   o = Options{};
   std::string all = text != nullptr ? text : "";
   if (const char* env = std::getenv("_JAVA_HPROF_OPTIONS"); env != nullptr && *env != '\0') {
     all = all.empty() ? env : all + "," + env;
+  }
+  if (const char* env = std::getenv("HPROF_LABELS"); env != nullptr && *env != '\0') {
+    std::string why;
+    if (!valid_labels(env, why)) {
+      error = "HPROF_LABELS takes key=value pairs separated by ';' (" + why + ")";
+      return false;
+    }
+    o.labels = env;
   }
   bool heap_given = false;
   bool file_given = false;
@@ -269,6 +325,8 @@ format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
 net=<host>:<port>      send data over a socket        off
 netqueue=<bytes>       net=: queue for a slow reader  16m
+period=<seconds>       send each period's deltas      off
+label=<k=v;k2=v2>      net=: labels sent at connect   none
 depth=<size>           stack trace depth              4
 interval=<ms>          sample interval in ms          10
 cutoff=<value>         output cutoff point            0.0001
@@ -312,6 +370,12 @@ Notes
     it; beyond that, thread start/end and WAIT events are dropped, counted on stderr and in the
     stream (a DROPPED line; format=b: a DROPPED note record). At exit the agent waits for the
     front end while it reads, but gives up after 10 s without progress.
+  - period=10: every 10 s a PERIOD block carries what the period added (CPU samples or
+    cpu=times costs, allocation sites, monitor contention), with its start and end times;
+    format=b puts it in a record JDK 8's readers skip. The cumulative reports stay as they are.
+  - label=service=checkout;env=prod names the JVM for the front end, after the labels of the
+    environment variable HPROF_LABELS (same syntax); the stream starts with the JVM's identity
+    (pid, host, main class or jar, JVM version, start time) and these labels.
   - Reports are written at exit (doe=y) and on SIGQUIT (kill -QUIT <pid>, Ctrl-\).
   - directio=y: a heap dump's large writes to file= go around the page cache (O_DIRECT) where
     the file system allows it: less CPU while the program is stopped, and the program's cached

@@ -28,6 +28,12 @@ struct Options {
   std::string net_host;
   int net_port = 0;
   size_t net_queue_bytes = size_t{16} << 20;  // netqueue=: bytes held for a slow front end
+  // period=: every this many seconds, what the period added (CPU samples or times, allocation
+  // sites, monitor contention) as a PERIOD block; 0 = no periods (JDK 8's stream).
+  int period_seconds = 0;
+  // label=k=v;k2=v2, after the labels of the environment variable HPROF_LABELS (same syntax),
+  // sent with the JVM's identity at connect.
+  std::string labels;
   int sample_bytes = 0;  // heap=sites,sample=<bytes>: sampled allocations; 0 = every allocation
   bool sample_given = false;  // sample= was given (sample=0 keeps net= runs exact)
   int depth = 4;
@@ -53,6 +59,10 @@ struct Options {
 // _JAVA_HPROF_OPTIONS appended as JDK 8 did. On error returns false and sets `error` to one line
 // naming the offending option.
 bool parse_options(const char* text, Options& options, std::string& error);
+
+// Whether `text` is a label list "k=v;k2=v2" (keys of letters, digits, '_', '.', '-'; values
+// printable, without spaces or ','); if not, `why` says what is wrong.
+bool valid_labels(const std::string& text, std::string& why);
 
 // The help screen.
 const char* help_text();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,36 +38,66 @@ std::string unforced_name(const std::string& name, bool binary) {
 
 }  // namespace
 
-bool Output::open(const Options& options, std::string& error) {
-  if (options.net()) {
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* result = nullptr;
-    const std::string port = std::to_string(options.net_port);
-    const int rc = getaddrinfo(options.net_host.c_str(), port.c_str(), &hints, &result);
-    if (rc != 0) {
-      error = "cannot resolve host '" + options.net_host + "' for net=: " + gai_strerror(rc);
-      return false;
+int Output::connect_once(std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  const std::string port = std::to_string(port_);
+  const int rc = getaddrinfo(host_.c_str(), port.c_str(), &hints, &result);
+  if (rc != 0) {
+    error = "cannot resolve host '" + host_ + "' for net=: " + gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  int last_errno = 0;
+  for (addrinfo* a = result; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) {
+      last_errno = errno;
+      continue;
     }
-    int fd = -1;
-    int last_errno = 0;
-    for (addrinfo* a = result; a != nullptr && fd < 0; a = a->ai_next) {
-      fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-        last_errno = errno;
-        ::close(fd);
-        fd = -1;
+    // Non-blocking, so that an unreachable host costs kConnectTimeout rather than the kernel's
+    // minutes of SYN retries, and an exit meanwhile is noticed within a slice.
+    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    if (err == EINPROGRESS) {
+      err = ETIMEDOUT;
+      for (auto waited = std::chrono::milliseconds(0); waited < kConnectTimeout;
+           waited += std::chrono::milliseconds(100)) {
+        pollfd p{fd, POLLOUT, 0};
+        if (::poll(&p, 1, 100) > 0) {
+          socklen_t len = sizeof err;
+          if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+          break;
+        }
+        if (closing_now_) break;
       }
     }
-    freeaddrinfo(result);
-    if (fd < 0) {
-      error = "cannot connect to " + options.net_host + ":" + port +
-              " for net=: " + std::strerror(last_errno);
-      return false;
+    if (err != 0) {
+      last_errno = err;
+      ::close(fd);
+      fd = -1;
     }
+  }
+  freeaddrinfo(result);
+  if (fd < 0) {
+    error = "cannot connect to " + host_ + ":" + port + " for net=: " + std::strerror(last_errno);
+    return -1;
+  }
+  // Blocking again: the writer thread's send() waits for the front end, by design.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+bool Output::open(const Options& options, std::string& error) {
+  if (options.net()) {
+    host_ = options.net_host;
+    port_ = options.net_port;
+    const int fd = connect_once(error);
+    if (fd < 0) return false;
     fd_ = socket_ = fd;
-    name_ = options.net_host + ":" + port;
+    connections_ = 1;
+    name_ = options.net_host + ":" + std::to_string(options.net_port);
     text_notes_ = !options.binary;
     capacity_ = options.net_queue_bytes;
     last_progress_ = std::chrono::steady_clock::now();
@@ -90,6 +121,7 @@ bool Output::open(const Options& options, std::string& error) {
 
 namespace {
 thread_local bool t_in_event = false;  // this thread is writing an admitted event: never wait
+thread_local bool t_hello = false;     // this thread is writing a new connection's hello
 }  // namespace
 
 Output::~Output() {
@@ -115,7 +147,8 @@ bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   ++waiting_writers_;
   while (!done()) {
     const auto deadline = std::max(last_progress_, start) + kStallLimit;
-    if (failed_ || given_up_ || std::chrono::steady_clock::now() >= deadline) {
+    if (failed_ || given_up_ || (link_ != Link::kUp && !t_hello) ||
+        std::chrono::steady_clock::now() >= deadline) {
       ok = false;
       break;
     }
@@ -126,6 +159,7 @@ bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
 }
 
 void Output::give_up_locked(const char* why) {
+  if (reconnect_) return lose_connection_locked(why);
   if (given_up_) return;
   given_up_ = true;
   drops_.bytes += queue_.size();
@@ -138,9 +172,21 @@ void Output::give_up_locked(const char* why) {
   queued_.notify_all();
 }
 
+void Output::lose_connection_locked(const char* why) {
+  if (link_ == Link::kDown) return;
+  link_ = Link::kDown;
+  drops_.bytes += queue_.size();
+  queue_.clear();
+  std::fprintf(stderr, "hprof: net=: the front end at %s %s; reconnecting\n", name_.c_str(), why);
+  // Ends the writer's send() and the listener's read(); the listener closes the socket.
+  ::shutdown(socket_, SHUT_RDWR);
+  queued_.notify_all();
+  progress_.notify_all();
+}
+
 // Appends to the queue, waiting for room: only the agent's own threads (reports) come here.
 void Output::queue_locked(std::unique_lock<std::mutex>& lock, const void* data, size_t size) {
-  if (failed_ || given_up_) {
+  if (failed_ || given_up_ || (link_ != Link::kUp && !(t_hello && link_ == Link::kHello))) {
     drops_.bytes += size;
     return;
   }
@@ -178,7 +224,8 @@ void Output::note_drops_locked() {
 bool Output::admit_event(size_t bytes, bool droppable) {
   if (socket_ < 0) return true;
   std::lock_guard lock(mutex_);
-  if (!failed_ && !given_up_ && (!droppable || pending_locked() + bytes <= capacity_)) {
+  if (!failed_ && !given_up_ && link_ == Link::kUp &&
+      (!droppable || pending_locked() + bytes <= capacity_)) {
     // The first event with room again tells the front end what it missed.
     note_drops_locked();
     return true;
@@ -188,19 +235,65 @@ bool Output::admit_event(size_t bytes, bool droppable) {
   return false;
 }
 
+bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
+  auto delay = kRetryFirst;
+  uint64_t attempts = 0;
+  while (!closing_) {
+    lock.unlock();
+    std::string error;
+    const int fd = connect_once(error);
+    lock.lock();
+    ++attempts;
+    if (fd >= 0) {
+      if (closing_) {
+        ::close(fd);
+        return false;
+      }
+      // The old socket stays open until the listener, its only other user, is done with it.
+      fd_ = socket_ = fd;
+      ++connections_;
+      last_progress_ = std::chrono::steady_clock::now();
+      std::fprintf(stderr, "hprof: net=: reconnected to %s (attempt %llu)\n", name_.c_str(),
+                   static_cast<unsigned long long>(attempts));
+      link_ = on_reconnect_ ? Link::kHello : Link::kUp;
+      if (on_reconnect_) {
+        auto handler = on_reconnect_;
+        lock.unlock();
+        handler();
+        lock.lock();
+      }
+      link_changed_.notify_all();
+      return true;
+    }
+    queued_.wait_for(lock, delay, [this] { return closing_; });
+    delay = std::min(delay * 2, kRetryCap);
+  }
+  return false;
+}
+
 void Output::writer_main() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    queued_.wait(lock, [this] { return !queue_.empty() || closing_ || given_up_; });
-    if (given_up_ || failed_ || (queue_.empty() && closing_)) return;
+    queued_.wait(
+        lock, [this] { return !queue_.empty() || closing_ || given_up_ || link_ == Link::kDown; });
+    if (given_up_ || failed_) return;
+    if (link_ == Link::kDown) {
+      if (closing_ || !reconnect(lock)) return;
+      continue;
+    }
+    if (queue_.empty()) {
+      if (closing_) return;
+      continue;
+    }
     std::string batch;
     batch.swap(queue_);
     in_flight_ = batch.size();
+    const int fd = socket_;
     lock.unlock();
     size_t sent = 0;
     int error = 0;
     while (sent < batch.size()) {
-      const ssize_t n = ::send(socket_, batch.data() + sent, batch.size() - sent, MSG_NOSIGNAL);
+      const ssize_t n = ::send(fd, batch.data() + sent, batch.size() - sent, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         error = n < 0 ? errno : EPIPE;
@@ -214,6 +307,12 @@ void Output::writer_main() {
     }
     lock.lock();
     in_flight_ = 0;
+    if (error != 0 && reconnect_ && !closing_) {
+      drops_.bytes += batch.size() - sent;
+      if (fd == socket_) lose_connection_locked(std::strerror(error));
+      progress_.notify_all();
+      continue;
+    }
     if (error != 0) {
       if (!given_up_) {
         failed_ = true;
@@ -227,6 +326,63 @@ void Output::writer_main() {
     }
     progress_.notify_all();
   }
+}
+
+void Output::enable_reconnect(std::function<void()> on_reconnect) {
+  std::lock_guard lock(mutex_);
+  if (socket_ < 0) return;
+  reconnect_ = true;
+  on_reconnect_ = std::move(on_reconnect);
+}
+
+bool Output::link_up() {
+  std::lock_guard lock(mutex_);
+  return link_ == Link::kUp && !failed_ && !given_up_;
+}
+
+uint64_t Output::connections() {
+  std::lock_guard lock(mutex_);
+  return connections_;
+}
+
+Output::HelloScope::HelloScope(Output& output) : output_(output) {
+  std::lock_guard lock(output.mutex_);
+  active_ = output.link_ == Link::kHello;
+  t_hello = active_;
+}
+
+Output::HelloScope::~HelloScope() {
+  done();
+}
+
+void Output::HelloScope::done() {
+  if (!active_) return;
+  active_ = false;
+  t_hello = false;
+  std::lock_guard lock(output_.mutex_);
+  if (output_.link_ != Link::kHello) return;  // gone again before its hello was written
+  output_.link_ = Link::kUp;
+  // What was dropped while the front end was away, as the text stream's first word after the
+  // hello (format=b: the binary report's note, as for any drops).
+  output_.note_drops_locked();
+  output_.link_changed_.notify_all();
+}
+
+bool Output::connection_lost(int fd) {
+  std::lock_guard lock(mutex_);
+  if (!reconnect_ || closing_) return false;
+  if (fd == socket_) lose_connection_locked("closed the connection");
+  return true;
+}
+
+int Output::next_connection(int old_fd) {
+  std::unique_lock lock(mutex_);
+  link_changed_.wait(lock, [&] {
+    return closing_ || failed_ || given_up_ || (link_ == Link::kUp && socket_ != old_fd);
+  });
+  if (socket_ != old_fd) ::close(old_fd);
+  if (closing_ || failed_ || given_up_) return -1;
+  return socket_;
 }
 
 void Output::write(const void* data, size_t size) {
@@ -308,7 +464,9 @@ void Output::close() {
     {
       std::lock_guard lock(mutex_);
       closing_ = true;
+      closing_now_ = true;
       queued_.notify_all();
+      link_changed_.notify_all();
     }
     if (writer_.joinable()) writer_.join();
     const Drops d = drops();

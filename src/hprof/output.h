@@ -8,12 +8,22 @@
 // queue is full. Reports (written by the agent's own threads) wait for room instead, so a section
 // is never cut; when the front end has read nothing for kStallLimit, the connection is given up
 // and the rest is counted as dropped.
+//
+// net= with period=: a front end that goes away (closed, reset, stalled for kStallLimit) is
+// reconnected with capped exponential backoff (kRetryFirst doubling to kRetryCap). Meanwhile
+// nothing waits and nothing is queued: every write is dropped and counted (the period writer keeps
+// its counters instead, so the first period after the reconnect covers the outage). A new
+// connection first gets a hello (header, identity, traces: the new stream must stand alone),
+// written by the thread the reconnect handler wakes, inside a HelloScope; other writes are
+// dropped until it ends.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +38,9 @@ class Output {
  public:
   // How long a report or the exit waits for a front end that reads nothing at all.
   static constexpr std::chrono::seconds kStallLimit{10};
+  static constexpr std::chrono::milliseconds kRetryFirst{100};
+  static constexpr std::chrono::milliseconds kRetryCap{10'000};
+  static constexpr std::chrono::milliseconds kConnectTimeout{5'000};
 
   struct Drops {
     uint64_t events = 0;  // events not sent (the queue was full or the front end was given up)
@@ -69,9 +82,39 @@ class Output {
   // format=b: true, with the running totals, when events were dropped since the last call (the
   // binary report writes them as a DROPPED note record; text streams get a line from here).
   bool take_drops_to_note(Drops& totals);
+  // net= with period=: reconnect when the front end goes away; `on_reconnect` is called (on the
+  // writer thread, no locks held) when a new connection waits for its hello.
+  void enable_reconnect(std::function<void()> on_reconnect);
+  // Whether the connection is up and past its hello (writes get through).
+  bool link_up();
+  // Connections made (1 after the first; each reconnect adds one).
+  uint64_t connections();
+  // While in scope on the hello writer's thread, its writes go to a connection awaiting its hello;
+  // done() lets everyone else write again.
+  class HelloScope {
+   public:
+    explicit HelloScope(Output& output);
+    ~HelloScope();
+    HelloScope(const HelloScope&) = delete;
+    HelloScope& operator=(const HelloScope&) = delete;
+    // False if the connection is not awaiting a hello (it went away again, or no reconnect).
+    bool active() const { return active_; }
+    void done();
+
+   private:
+    Output& output_;
+    bool active_;
+  };
+  // The command listener: the front end closed `fd` (its read failed). With reconnect, the link is
+  // dropped and true is returned; without, false (the listener ends, as JDK 8's did).
+  bool connection_lost(int fd);
+  // The command listener: waits for a connection other than `old_fd` that is past its hello (and
+  // closes `old_fd`, which only the listener still reads); -1 when the output closes.
+  int next_connection(int old_fd);
   // Threads waiting for the front end right now (reports, drain; tests wait on it).
   int waiting_writers();
-  // The socket, for the command listener (-1 when writing to a file).
+  // The socket, for the command listener (-1 when writing to a file); with reconnect, the first
+  // connection's (next_connection gives the later ones).
   int socket() const { return socket_; }
   const std::string& name() const { return name_; }
   // Bytes written to the file around the page cache (directio=y; 0 for net=).
@@ -86,6 +129,11 @@ class Output {
   template <typename Done>
   bool wait_with_progress(std::unique_lock<std::mutex>& lock, Done done);
   void give_up_locked(const char* why);
+  void lose_connection_locked(const char* why);
+  // Connects to host_:port_ (non-blocking connect, kConnectTimeout); -1 with one line in `error`.
+  int connect_once(std::string& error);
+  // Reconnects with backoff until connected (true) or closing (false); called without mutex_.
+  bool reconnect(std::unique_lock<std::mutex>& lock);
   bool admit_event(size_t bytes, bool droppable);
   void note_drops_locked();
   void writer_main();
@@ -114,6 +162,17 @@ class Output {
   std::condition_variable queued_;    // to the writer: bytes or closing
   std::condition_variable progress_;  // from the writer: bytes sent or failed
   std::thread writer_;
+
+  // Reconnecting (period=).
+  enum class Link { kUp, kDown, kHello };
+  bool reconnect_ = false;
+  Link link_ = Link::kUp;
+  std::function<void()> on_reconnect_;
+  std::string host_;
+  int port_ = 0;
+  uint64_t connections_ = 0;
+  std::atomic<bool> closing_now_{false};  // closing_, for connect_once (no lock held)
+  std::condition_variable link_changed_;  // to the listener: a new connection is up
 };
 
 }  // namespace hprof::agent

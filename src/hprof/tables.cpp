@@ -296,6 +296,11 @@ std::vector<TraceInfo> TraceTable::take_unwritten() {
   return out;
 }
 
+void TraceTable::mark_all_unwritten() {
+  std::lock_guard lock(mutex_);
+  for (auto& [serial, trace] : traces_) trace.written = false;
+}
+
 TraceInfo TraceTable::find(unsigned serial) const {
   std::lock_guard lock(mutex_);
   auto it = traces_.find(serial);

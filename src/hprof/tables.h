@@ -113,6 +113,8 @@ class TraceTable {
   unsigned intern(const JVMPI_CallFrame* frames, int count, unsigned thread_serial);
   // Traces not yet written, marked written; in serial order.
   std::vector<TraceInfo> take_unwritten();
+  // Marks every trace unwritten (a reconnected net= stream must carry them all again).
+  void mark_all_unwritten();
   TraceInfo find(unsigned serial) const;
   size_t size() const;
 

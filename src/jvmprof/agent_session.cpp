@@ -80,6 +80,7 @@ Session::Session(uint32_t id, std::string name, int fd, bool is_socket, uint64_t
       stream_(std::make_unique<profiles::StreamReader>(name_, limits.max_line, limits.max_record)),
       snapshot_(std::make_shared<profiles::JavaProfile>()) {
   if (!is_socket_) state_ = "reading";
+  stream_->on_period([this](const profiles::PeriodDelta& d) { on_period(d); });
 }
 
 Session::~Session() {
@@ -173,6 +174,34 @@ void Session::read_loop() {
   }
 }
 
+void Session::on_period(const profiles::PeriodDelta& d) {
+  const profiles::JavaProfile& stream = stream_->profile();
+  PeriodEntry entry{
+      d.seq, d.start_ms, d.end_ms,
+      std::make_shared<const profiles::JavaProfile>(profiles::period_profile(stream, d))};
+  {
+    std::lock_guard lock(mu_);
+    periods_.push_back(entry);
+    if (periods_.size() > kKeptPeriods) {
+      periods_.pop_front();
+      ++periods_dropped_;
+    }
+  }
+  if (period_hook_) {
+    period_hook_(JvmIdentity::from(stream, id_, name_), d.start_ms, d.end_ms, *entry.delta);
+  }
+}
+
+JvmIdentity Session::identity() const {
+  std::lock_guard lock(mu_);
+  return JvmIdentity::from(*snapshot_, id_, name_);
+}
+
+std::vector<PeriodEntry> Session::periods() const {
+  std::lock_guard lock(mu_);
+  return {periods_.begin(), periods_.end()};
+}
+
 // Copies the parsed profile for readers; at most every kPublishEvery unless forced, and only when
 // something changed.
 void Session::publish(bool force) {
@@ -180,7 +209,8 @@ void Session::publish(bool force) {
   // A completed section is published at once (a command may be waiting for it); new traces and
   // threads alone at most every kPublishEvery.
   const bool new_section =
-      p.sections != published_sections_ || p.settings_reports != published_settings_;
+      p.sections != published_sections_ || p.settings_reports != published_settings_ ||
+      p.identity_reports != published_identity_ || p.periods != published_periods_;
   const bool changed =
       new_section || p.traces.size() != published_traces_ || p.threads.size() != published_threads_;
   const auto now = Clock::now();
@@ -192,6 +222,8 @@ void Session::publish(bool force) {
   last_copy_cost_ = Clock::now() - now;
   published_sections_ = p.sections;
   published_settings_ = p.settings_reports;
+  published_identity_ = p.identity_reports;
+  published_periods_ = p.periods;
   published_traces_ = p.traces.size();
   published_at_ = now;
   std::lock_guard lock(mu_);
@@ -363,8 +395,27 @@ nlohmann::json Session::info() const {
   for (const auto& [key, value] : p.agent_settings) settings[key] = value;
   nlohmann::json arrived = nlohmann::json::object();
   for (const auto& [name, ms] : section_arrived_ms_) arrived[name] = ms;
+  // The latest periods in brief (newest last): what each one carried.
+  nlohmann::json latest = nlohmann::json::array();
+  for (size_t i = periods_.size() > 10 ? periods_.size() - 10 : 0; i < periods_.size(); ++i) {
+    const PeriodEntry& e = periods_[i];
+    const auto& d = *e.delta;
+    latest.push_back({{"seq", e.seq},
+                      {"startMs", e.start_ms},
+                      {"endMs", e.end_ms},
+                      {"cpuSamples", d.cpu_samples ? d.cpu_samples->total : 0},
+                      {"cpuTimeMs", d.cpu_time ? d.cpu_time->total : 0},
+                      {"sites", d.sites ? d.sites->size() : 0},
+                      {"monitorMs", d.monitor_time ? d.monitor_time->total : 0}});
+  }
+  nlohmann::json periods = {{"received", p.periods},
+                            {"kept", periods_.size()},
+                            {"lastEndMs", p.last_period_end_ms},
+                            {"latest", std::move(latest)}};
   return {
       {"id", id_},
+      {"identity", JvmIdentity::from(p, id_, name_).to_json()},
+      {"periods", std::move(periods)},
       {"name", name_},
       {"live", is_socket_},
       {"format", bytes_ == 0 ? ""

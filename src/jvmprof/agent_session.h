@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "jvm_identity.h"
 #include "profiles.h"
 
 namespace jvmprof {
@@ -31,8 +33,19 @@ struct SessionLimits {
   uint64_t max_spool = uint64_t{4} << 30;
 };
 
+// One period= period of a JVM, as the server keeps it.
+struct PeriodEntry {
+  uint64_t seq = 0;
+  int64_t start_ms = 0, end_ms = 0;
+  std::shared_ptr<const profiles::JavaProfile> delta;  // profiles::period_profile
+};
+
 class Session {
  public:
+  // The latest periods kept per JVM (an hour at period=60, ten minutes at period=10): each
+  // holds its rows and the traces they name, so a JVM's memory here stays bounded.
+  static constexpr size_t kKeptPeriods = 60;
+
   // `fd` is a connected socket (is_socket) or an open file; the session owns and closes it.
   Session(uint32_t id, std::string name, int fd, bool is_socket, uint64_t size,
           SessionLimits limits);
@@ -40,6 +53,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Called for every period this JVM sends (see PeriodHook); set before start().
+  void set_period_hook(PeriodHook hook) { period_hook_ = std::move(hook); }
   void start();
   void stop();  // shuts the socket down and joins the reader
 
@@ -49,6 +64,10 @@ class Session {
   std::shared_ptr<const profiles::JavaProfile> profile() const;
   // State, byte counts, errors and the command log, as the UI's JSON.
   nlohmann::json info() const;
+  // Who the JVM is (from its IDENTITY report; only the address before it or without one).
+  JvmIdentity identity() const;
+  // The kept periods, oldest first.
+  std::vector<PeriodEntry> periods() const;
 
   // Sends one of HPROF's commands: gc, dump-heap, sites, heap-summary, traces, cpu-samples,
   // cpu-on, cpu-off, alloc-on, alloc-off, reset-cpu, reset-sites, depth (args.depth),
@@ -74,6 +93,7 @@ class Session {
     std::string detail;
   };
   void read_loop();
+  void on_period(const profiles::PeriodDelta& d);  // reader thread
   void publish(bool force);
   void check_commands(const profiles::JavaProfile& p);  // with mu_ held
   nlohmann::json command_json(const Command& c) const;
@@ -92,12 +112,18 @@ class Session {
   std::unique_ptr<profiles::StreamReader> stream_;
   uint64_t published_sections_ = ~uint64_t{0};
   uint64_t published_settings_ = 0;
+  uint64_t published_identity_ = 0;
+  uint64_t published_periods_ = 0;
   size_t published_traces_ = 0;
   size_t published_threads_ = 0;
   std::chrono::steady_clock::time_point published_at_;
   std::chrono::steady_clock::duration last_copy_cost_{};
 
+  PeriodHook period_hook_;
+
   mutable std::mutex mu_;  // guards everything below; held briefly, never while reading
+  std::deque<PeriodEntry> periods_;
+  uint64_t periods_dropped_ = 0;  // older periods let go of (beyond kKeptPeriods)
   std::shared_ptr<const profiles::JavaProfile> snapshot_;
   std::string state_ = "connected";  // connected / reading / ended / error
   std::string error_;

@@ -20,6 +20,12 @@ class SessionRegistry {
       : limits_(limits), max_sessions_(max_sessions) {}
   ~SessionRegistry() { stop_all(); }
 
+  // Every session added from now on calls `hook` with each period its JVM sends (a history
+  // store subscribes here).
+  void set_period_hook(PeriodHook hook) {
+    std::lock_guard lock(mu_);
+    period_hook_ = std::move(hook);
+  }
   // Takes ownership of `fd` (closed if the registry is full); null when full.
   std::shared_ptr<Session> add(std::string name, int fd, bool is_socket, uint64_t size) {
     std::lock_guard lock(mu_);
@@ -28,6 +34,7 @@ class SessionRegistry {
       return nullptr;
     }
     auto s = std::make_shared<Session>(next_id_++, std::move(name), fd, is_socket, size, limits_);
+    s->set_period_hook(period_hook_);
     sessions_.push_back(s);
     s->start();
     return s;
@@ -56,6 +63,7 @@ class SessionRegistry {
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<Session>> sessions_;
   uint32_t next_id_ = 1;
+  PeriodHook period_hook_;
 };
 
 }  // namespace jvmprof

@@ -360,6 +360,36 @@ struct WebServer::Impl {
       res.set_content(profiles::flame_json(*p, *m, req.get_param_value("threads") == "1"),
                       "application/json");
     });
+    // period=: the kept periods of a JVM, and one period's flame graph.
+    server.Get(R"(/api/profiles/(\d+)/periods)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto s = session(req, res);
+                 if (!s) return;
+                 nlohmann::json list = nlohmann::json::array();
+                 for (const PeriodEntry& e : s->periods()) {
+                   nlohmann::json measures = nlohmann::json::array();
+                   for (auto m : profiles::available_measures(*e.delta))
+                     measures.push_back(profiles::measure_name(m));
+                   list.push_back({{"seq", e.seq},
+                                   {"startMs", e.start_ms},
+                                   {"endMs", e.end_ms},
+                                   {"measures", std::move(measures)}});
+                 }
+                 json_reply(res, list);
+               });
+    server.Get(R"(/api/profiles/(\d+)/periods/(\d+)/flame)",
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 auto s = session(req, res);
+                 if (!s) return;
+                 auto m = profiles::parse_measure(req.get_param_value("measure"));
+                 if (!m) return error_reply(res, 400, "unknown measure");
+                 const std::string seq = req.matches[2].str();
+                 for (const PeriodEntry& e : s->periods()) {
+                   if (std::to_string(e.seq) != seq) continue;
+                   return res.set_content(profiles::flame_json(*e.delta, *m), "application/json");
+                 }
+                 error_reply(res, 404, "no such period (only the latest are kept)");
+               });
     server.Get(R"(/api/profiles/(\d+)/threads)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto s = session(req, res);

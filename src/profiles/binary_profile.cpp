@@ -38,13 +38,15 @@ constexpr size_t kStringBudget = size_t{256} << 20;
 
 class ProfileVisitor : public hprof::Visitor {
  public:
-  ProfileVisitor(JavaProfile& p, const std::string& source) : p_(p), source_(source) {}
+  ProfileVisitor(JavaProfile& p, const std::string& source, const PeriodHandler& on_period)
+      : p_(p), source_(source), on_period_(on_period) {}
 
   void on_utf8(const hprof::Utf8& r) override {
     string_bytes_ += r.text.size();
     if (string_bytes_ > kStringBudget)
       throw ProfileError(source_ + ": more than 256 MiB of UTF8 names");
-    if (drops_note(r) || settings_note(r) || sampler_note(r)) return;
+    if (drops_note(r) || settings_note(r) || sampler_note(r) || period_note(r) || identity_note(r))
+      return;
     strings_[r.id] = std::string(r.text);
   }
   // HPROF's DROPPED note under net= (format=b): a UTF8 record with the name id whose bits are all
@@ -84,6 +86,19 @@ class ProfileVisitor : public hprof::Visitor {
                       {"unattributable", v[3]},
                       {"lost", v[4]}};
     return true;
+  }
+  // HPROF's PERIOD note (period=): format=a's PERIOD block as the text of a UTF8 record with the
+  // name id three below the DROPPED note's.
+  bool period_note(const hprof::Utf8& r) {
+    if (r.id != ~uint64_t{3} && r.id != 0xFFFFFFFCu) return false;
+    take_period(r.text, p_, on_period_, source_);
+    return true;
+  }
+  // HPROF's IDENTITY note (net=): format=a's IDENTITY line, name id four below the DROPPED note's.
+  bool identity_note(const hprof::Utf8& r) {
+    if (r.id != ~uint64_t{4} && r.id != 0xFFFFFFFBu) return false;
+    std::string_view text(r.text);
+    return text.starts_with("IDENTITY: ") && parse_agent_identity(text.substr(10), p_);
   }
   void on_load_class(const hprof::LoadClass& r) override {
     class_names_[r.class_serial] = name(r.name_id);
@@ -182,6 +197,7 @@ class ProfileVisitor : public hprof::Visitor {
 
   JavaProfile& p_;
   const std::string& source_;
+  const PeriodHandler& on_period_;
   std::unordered_map<hprof::Id, std::string> strings_;
   std::unordered_map<uint32_t, std::string> class_names_;
   std::unordered_map<hprof::Id, Frame> frames_;
@@ -195,13 +211,16 @@ struct BinaryProfileParser::Impl {
   size_t max_record;
   ProfileVisitor visitor;
   hprof::StreamParser parser;
-  Impl(JavaProfile& p, std::string s, size_t max)
-      : source(std::move(s)), max_record(max), visitor(p, source), parser(visitor, source) {}
+  Impl(JavaProfile& p, std::string s, size_t max, const PeriodHandler& on_period)
+      : source(std::move(s)),
+        max_record(max),
+        visitor(p, source, on_period),
+        parser(visitor, source) {}
 };
 
 BinaryProfileParser::BinaryProfileParser(JavaProfile& profile, std::string source,
-                                         size_t max_record)
-    : impl_(std::make_unique<Impl>(profile, std::move(source), max_record)) {}
+                                         size_t max_record, const PeriodHandler& on_period)
+    : impl_(std::make_unique<Impl>(profile, std::move(source), max_record, on_period)) {}
 BinaryProfileParser::~BinaryProfileParser() = default;
 
 void BinaryProfileParser::feed(std::string_view bytes) {

@@ -7,13 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "period_delta.h"
 #include "profiles.h"
 
 namespace profiles {
 
 class BinaryProfileParser {
  public:
-  BinaryProfileParser(JavaProfile& profile, std::string source, size_t max_record);
+  BinaryProfileParser(JavaProfile& profile, std::string source, size_t max_record,
+                      const PeriodHandler& on_period);
   ~BinaryProfileParser();
   void feed(std::string_view bytes);
   void finish();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,7 +38,8 @@ struct CostRow {
   uint32_t trace = 0;
   uint64_t count = 0;
   double self_percent = 0;
-  std::string name;  // the top frame's method (CPU) or the monitor's class (MONITOR TIME)
+  std::string name;      // the top frame's method (CPU) or the monitor's class (MONITOR TIME)
+  uint64_t time_ns = 0;  // a period's CPU TIME or MONITOR TIME row: the exact time (0 elsewhere)
 };
 
 struct CostSection {
@@ -99,6 +101,16 @@ struct JavaProfile {
   std::map<std::string, uint64_t> cpu_sampler;
   // HEAP SUMMARY (format=b): live bytes, live objects, allocated bytes, allocated objects.
   std::optional<std::vector<uint64_t>> heap_summary;
+  // net=: who the JVM is, from the agent's IDENTITY report at the start of its stream (keys pid,
+  // host, main, vm, start, labels), and its labels ("service" -> "checkout"); empty for JDK 8's
+  // HPROF and files.
+  std::map<std::string, std::string> agent_identity;
+  std::map<std::string, std::string> agent_labels;
+  uint64_t identity_reports = 0;
+  // period=: PERIOD blocks read so far and the last one's end (ms since the Unix epoch); the
+  // periods themselves go to StreamReader::on_period.
+  uint64_t periods = 0;
+  int64_t last_period_end_ms = 0;
 
   const Trace* trace(uint32_t serial) const;
   std::string thread_name(uint32_t serial) const;  // "" if unknown
@@ -107,6 +119,28 @@ struct JavaProfile {
 // Takes a SETTINGS report's text after "SETTINGS: " (space-separated key=value words) into
 // p.agent_settings; false if it is not such a list (at most 64 words of at most 1 KiB).
 bool parse_agent_settings(std::string_view text, JavaProfile& p);
+
+// period=: what one period added (a PERIOD block, format=a, or PERIOD note record, format=b;
+// docs/hprof-text-format.md). Sections are present when the agent profiles that kind. CPU TIME and
+// MONITOR TIME rows carry time_ns; their totals are ms. SITES rows carry the allocated bytes and
+// objects of the period and the live bytes and objects at its end.
+struct PeriodDelta {
+  uint64_t seq = 0;
+  int64_t start_ms = 0, end_ms = 0;  // ms since the Unix epoch, the agent's clock
+  std::optional<CostSection> cpu_samples, cpu_time, monitor_time;
+  std::optional<std::vector<Site>> sites;
+};
+// Parses a PERIOD block's text (from "PERIOD BEGIN:" through "PERIOD END:"); false with `why`
+// set if it is malformed. Rows are named from `traces` when given.
+bool parse_period(std::string_view block, PeriodDelta& out, std::string& why,
+                  const std::map<uint32_t, Trace>* traces = nullptr);
+// A profile of one period: its sections, the traces they name and the stream's threads, so that
+// everything that draws a JavaProfile draws a period.
+JavaProfile period_profile(const JavaProfile& stream, const PeriodDelta& period);
+
+// Takes an IDENTITY report's text after "IDENTITY: " into p.agent_identity and p.agent_labels;
+// false if it is not one (at most 16 words of at most 4 KiB, a pid among them).
+bool parse_agent_identity(std::string_view text, JavaProfile& p);
 
 // Malformed input; the message is one line and names the source and where.
 class ProfileError : public std::runtime_error {
@@ -128,6 +162,9 @@ class StreamReader {
   StreamReader& operator=(const StreamReader&) = delete;
 
   void feed(std::string_view bytes);
+  // Called with every period as its block has been read (on the thread that feeds), after
+  // profile().periods has counted it. Set before the first feed.
+  void on_period(std::function<void(const PeriodDelta&)> handler);
   // End of input: a stream cut inside a section or record is reported as a ProfileError, but the
   // profile keeps everything complete before the cut.
   void finish();

@@ -25,6 +25,7 @@ struct StreamReader::Impl {
   std::unique_ptr<TextProfileParser> text;
   std::unique_ptr<BinaryProfileParser> binary;
   uint64_t bytes = 0;
+  PeriodHandler on_period;
 
   void decide() {
     if (head.size() < kMagicDecided) {
@@ -39,9 +40,9 @@ struct StreamReader::Impl {
                          std::string(kMagic) + "x\")");
     if (head[kMagicDecided - 1] == '\0') {
       profile.binary = true;
-      binary = std::make_unique<BinaryProfileParser>(profile, source, max_record);
+      binary = std::make_unique<BinaryProfileParser>(profile, source, max_record, on_period);
     } else {
-      text = std::make_unique<TextProfileParser>(profile, source, max_line);
+      text = std::make_unique<TextProfileParser>(profile, source, max_line, on_period);
     }
     std::string pending;
     pending.swap(head);
@@ -69,6 +70,10 @@ void StreamReader::feed(std::string_view bytes) {
   if (impl_->text || impl_->binary) return impl_->feed_decided(bytes);
   impl_->head.append(bytes);
   impl_->decide();
+}
+
+void StreamReader::on_period(std::function<void(const PeriodDelta&)> handler) {
+  impl_->on_period = std::move(handler);
 }
 
 void StreamReader::finish() {

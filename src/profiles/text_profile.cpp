@@ -70,8 +70,9 @@ std::string quoted(std::string_view line, std::string_view key, std::string_view
 
 }  // namespace
 
-TextProfileParser::TextProfileParser(JavaProfile& profile, std::string source, size_t max_line)
-    : profile_(profile), source_(std::move(source)), max_line_(max_line) {}
+TextProfileParser::TextProfileParser(JavaProfile& profile, std::string source, size_t max_line,
+                                     const PeriodHandler& on_period)
+    : profile_(profile), source_(std::move(source)), max_line_(max_line), on_period_(on_period) {}
 
 void TextProfileParser::fail(const std::string& what) const {
   throw ProfileError(source_ + ":" + std::to_string(line_number_) + ": " + what);
@@ -168,6 +169,16 @@ void TextProfileParser::line(std::string_view l) {
         fail("MONITOR DUMP section larger than 64 MiB");
       }
       return;
+    case Section::kPeriod:
+      period_.append(l).push_back('\n');
+      if (starts_with(l, "PERIOD END:")) {
+        take_period(period_, profile_, on_period_, source_);
+        period_.clear();
+        section_ = Section::kNone;
+      } else if (period_.size() > (size_t{256} << 20)) {
+        fail("PERIOD block larger than 256 MiB");
+      }
+      return;
     case Section::kNone:
       return top_level(l);
   }
@@ -202,6 +213,8 @@ void TextProfileParser::top_level(std::string_view l) {
     profile_.dropped_bytes = bytes;
   } else if (starts_with(l, "SETTINGS: ")) {
     if (!parse_agent_settings(l.substr(10), profile_)) fail("bad SETTINGS line");
+  } else if (starts_with(l, "IDENTITY: ")) {
+    if (!parse_agent_identity(l.substr(10), profile_)) fail("bad IDENTITY line");
   } else if (starts_with(l, "THREAD END")) {
     uint32_t serial = 0;
     if (!number_after(l, "id = ", serial)) fail("THREAD END without an id");
@@ -237,6 +250,9 @@ void TextProfileParser::top_level(std::string_view l) {
   } else if (starts_with(l, "MONITOR DUMP BEGIN")) {
     monitor_dump_.assign(l).push_back('\n');
     section_ = Section::kMonitorDump;
+  } else if (starts_with(l, "PERIOD BEGIN:")) {
+    period_.assign(l).push_back('\n');
+    section_ = Section::kPeriod;
   } else if (starts_with(l, "HEAP DUMP BEGIN")) {
     section_ = Section::kHeapDump;
   }

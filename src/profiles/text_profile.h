@@ -6,13 +6,15 @@
 #include <string_view>
 #include <vector>
 
+#include "period_delta.h"
 #include "profiles.h"
 
 namespace profiles {
 
 class TextProfileParser {
  public:
-  TextProfileParser(JavaProfile& profile, std::string source, size_t max_line);
+  TextProfileParser(JavaProfile& profile, std::string source, size_t max_line,
+                    const PeriodHandler& on_period);
   void feed(std::string_view bytes);
   void finish();
   size_t buffered() const { return partial_.size(); }
@@ -28,6 +30,7 @@ class TextProfileParser {
     kSites,
     kMonitorDump,
     kHeapDump,
+    kPeriod,  // period=: a PERIOD block, parsed whole at its END line
   };
   void line(std::string_view l);
   void top_level(std::string_view l);
@@ -48,6 +51,8 @@ class TextProfileParser {
   std::vector<Site> sites_;
   uint64_t sites_sample_bytes_ = 0;  // of the SITES section being read
   std::string monitor_dump_;
+  std::string period_;
+  const PeriodHandler& on_period_;
 };
 
 }  // namespace profiles

@@ -185,6 +185,21 @@ class ProfileParser {
       if (!std::regex_match(l, m, settings)) bad_line(i, "SETTINGS line");
       return i + 1;
     }
+    // net= only: the JVM's identity at the start of the stream (docs/hprof-text-format.md).
+    if (StartsWith(l, "IDENTITY: ")) {
+      static const std::regex identity(
+          R"(IDENTITY: pid=[0-9]+ host=[^ ]+ main=[^ ]+ vm=[^ ]+ start=[0-9]+ labels=[^ ]+)"
+          R"(( connection=[0-9]+)?)");
+      if (!std::regex_match(l, m, identity)) bad_line(i, "IDENTITY line");
+      return i + 1;
+    }
+    // period= only: a PERIOD block, to its END line (its rows are checked by src/profiles' tests).
+    if (StartsWith(l, "PERIOD BEGIN: ")) {
+      size_t j = i + 1;
+      while (j < lines_.size() && !StartsWith(lines_[j], "PERIOD END: ")) ++j;
+      if (j == lines_.size()) error(i + 1, "PERIOD BEGIN without PERIOD END");
+      return std::min(j + 1, lines_.size());
+    }
     if (StartsWith(l, "WAIT: ") || StartsWith(l, "WAITED: ") || StartsWith(l, "SLEEP: ") ||
         StartsWith(l, "EXIT: ")) {
       WaitLine(i);

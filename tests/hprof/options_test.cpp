@@ -131,6 +131,20 @@ TEST_P(OptionsTest, NetQueueTakesBytes) {
   ExpectRejected("netqueue=lots", "netqueue");
   ExpectRejected("netqueue=2048m", "netqueue");
 }
+TEST_P(OptionsTest, PeriodTakesSeconds) {
+  ExpectAccepted("period=1");
+  ExpectAccepted("cpu=samples,period=10");
+  ExpectRejected("period=0", "period");
+  ExpectRejected("period=ten", "period");
+  ExpectRejected("period=86401", "period");
+}
+TEST_P(OptionsTest, LabelTakesKeyValuePairs) {
+  ExpectAccepted("label=service=checkout;env=prod");
+  ExpectAccepted("label=a=1,label=b=2");
+  ExpectRejected("label=service", "label");
+  ExpectRejected("label==prod", "label");
+  ExpectRejected("label=ser vice=x", "label");
+}
 TEST_P(OptionsTest, Monitor) {
   CheckOption("monitor", {"y", "n"}, {"maybe", "yes", ""});
 }
@@ -150,7 +164,8 @@ TEST_P(OptionsTest, Cutoff) {
   CheckOption("cutoff", {"0", "0.0001", "0.5", "1"}, {"abc", "-0.5", ""});
 }
 TEST_P(OptionsTest, YesNoOptions) {
-  for (const std::string name : {"lineno", "thread", "doe", "msa", "force", "verbose", "directio"}) {
+  for (const std::string name :
+       {"lineno", "thread", "doe", "msa", "force", "verbose", "directio"}) {
     CheckOption(name, {"y", "n"}, {"x", "yes", ""});
   }
 }

@@ -654,14 +654,19 @@ def wait_for_profile(base, token, pred, seconds=60):
 
 
 def select_profile_id(driver, profile_id, name, seconds=60):
-    """Clicks the profile with this id (once the page lists it) until it is the one shown."""
+    """Clicks the profile with this id (once the page lists it) until it is the one shown: the
+    heading shows `name`, or for a JVM that sent its identity the name the list shows it by."""
     deadline = time.time() + seconds
     while time.time() < deadline:
         driver.execute_script(
             "var li = document.querySelector('#profile-list li[data-id=\"' + arguments[0] + '\"]');"
             "if (li) li.click();", str(profile_id))
         if driver.execute_script(
-                "return document.getElementById('profile-name').textContent") == name:
+                "var li = document.querySelector('#profile-list li.selected');"
+                "var shown = document.getElementById('profile-name').textContent;"
+                "return shown === arguments[1] || (!!li && li.getAttribute('data-id') === "
+                "arguments[0] && shown === li.firstChild.textContent);",
+                str(profile_id), name):
             return True
         time.sleep(0.2)
     return False

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "hprof_format.h"
 
@@ -399,4 +402,127 @@ TEST(ProfilesDiff, CollapsedColumnsAreNormalisedToTheTargetTotal) {
             "main;a 30 20\n"
             "main;b 10 0\n"
             "main;c 0 60\n");
+}
+
+namespace {
+
+const char kPeriodBlock[] =
+    "PERIOD BEGIN: seq=2 start=1000 end=2000\n"
+    "CPU SAMPLES: total=9 rows=2\n"
+    "300001 7\n"
+    "300002 2\n"
+    "SITES: rows=1\n"
+    "300002 3000 15 1000 5 app.Node\n"
+    "MONITOR TIME: total_ns=5000000 rows=1\n"
+    "300003 4 5000000 app.Lock\n"
+    "PERIOD END: seq=2\n";
+
+// The known text profile with a PERIOD block and an IDENTITY line after its traces.
+std::string TextWithPeriod() {
+  std::string text = kText;
+  const size_t at = text.find("THREAD END");
+  text.insert(at, std::string("IDENTITY: pid=4711 host=web-3 main=app.Main vm=17.0.9 start=999 "
+                              "labels=service=checkout;env=prod%20eu\n") +
+                      kPeriodBlock);
+  return text;
+}
+
+}  // namespace
+
+TEST(ProfilesPeriod, BlockParsesIntoDeltasWithNamedRows) {
+  const auto base = Parse(kText);
+  profiles::PeriodDelta d;
+  std::string why;
+  ASSERT_TRUE(profiles::parse_period(kPeriodBlock, d, why, &base.traces)) << why;
+  EXPECT_EQ(d.seq, 2u);
+  EXPECT_EQ(d.start_ms, 1000);
+  EXPECT_EQ(d.end_ms, 2000);
+  ASSERT_TRUE(d.cpu_samples.has_value());
+  EXPECT_EQ(d.cpu_samples->total, 9u);
+  ASSERT_EQ(d.cpu_samples->rows.size(), 2u);
+  EXPECT_EQ(d.cpu_samples->rows[0].name, "app.Hot.spin");
+  ASSERT_TRUE(d.sites.has_value());
+  EXPECT_EQ((*d.sites)[0].class_name, "app.Node");
+  EXPECT_EQ((*d.sites)[0].alloc_objects, 15u);
+  ASSERT_TRUE(d.monitor_time.has_value());
+  EXPECT_EQ(d.monitor_time->rows[0].name, "app.Lock");
+  EXPECT_EQ(d.monitor_time->rows[0].time_ns, 5000000u);
+  EXPECT_EQ(d.monitor_time->total, 5u);  // ms
+  EXPECT_FALSE(d.cpu_time.has_value());
+  // One period as a profile: its rows, the traces they name, nothing else.
+  const auto one = profiles::period_profile(base, d);
+  EXPECT_EQ(profiles::to_collapsed(profiles::stacks(one, profiles::Measure::kCpuSamples)),
+            "app.Main.main;app.Cold.idle 2\napp.Main.main;app.Hot.run;app.Hot.spin 7\n");
+  EXPECT_EQ(one.traces.count(300003), 1u);
+  EXPECT_EQ(one.traces.size(), 3u);
+}
+
+TEST(ProfilesPeriod, MalformedBlocksAreRefused) {
+  profiles::PeriodDelta d;
+  std::string why;
+  std::string block = kPeriodBlock;
+  // A row count that does not match, an END of another period, a missing END, a bad number.
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"rows=2", "rows=3"},
+                                                        {"PERIOD END: seq=2", "PERIOD END: seq=3"},
+                                                        {"PERIOD END: seq=2\n", ""},
+                                                        {"300001 7", "300001 x7"},
+                                                        {"start=1000", "start="}}) {
+    std::string bad = block;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_FALSE(profiles::parse_period(bad, d, why)) << bad;
+    EXPECT_FALSE(why.empty());
+  }
+  // In a stream, a malformed block is a ProfileError, and what came before stays.
+  std::string text = TextWithPeriod();
+  text.replace(text.find("rows=2"), 6, "rows=9");
+  profiles::StreamReader r("bad");
+  EXPECT_THROW(r.feed(text), profiles::ProfileError);
+  EXPECT_EQ(r.profile().traces.size(), 3u);
+}
+
+TEST(ProfilesPeriod, TextAndBinaryStreamsHandPeriodsOnInAnySplit) {
+  // format=b: the same block in a UTF8 record with the PERIOD note's id (4-byte ids: 0xFFFFFFFC),
+  // and the identity in the IDENTITY note's (0xFFFFFFFB), after the known binary profile.
+  std::string binary = Binary();
+  {
+    hprof::MemorySink sink;
+    hprof::WriterOptions o;
+    o.version = hprof::Version::k1_0_2;
+    o.id_size = 4;
+    hprof::BinaryWriter w(sink, o);
+    w.utf8(0xFFFFFFFBu,
+           "IDENTITY: pid=4711 host=web-3 main=app.Main vm=17.0.9 start=999 "
+           "labels=service=checkout;env=prod%20eu");
+    w.utf8(0xFFFFFFFCu, kPeriodBlock);
+    w.flush();
+    // The records without their own header (magic and NUL, u4 id size, u8 time).
+    const std::string extra(sink.data().begin(), sink.data().end());
+    binary += extra.substr(std::strlen("JAVA PROFILE 1.0.2") + 1 + 4 + 8);
+  }
+  for (const std::string& stream : {TextWithPeriod(), binary}) {
+    for (size_t piece : {size_t{0}, size_t{1}, size_t{7}}) {
+      std::vector<profiles::PeriodDelta> got;
+      profiles::StreamReader r("stream");
+      r.on_period([&](const profiles::PeriodDelta& d) { got.push_back(d); });
+      if (piece == 0) {
+        r.feed(stream);
+      } else {
+        for (size_t i = 0; i < stream.size(); i += piece)
+          r.feed(std::string_view(stream).substr(i, piece));
+      }
+      r.finish();
+      ASSERT_EQ(got.size(), 1u) << "piece " << piece;
+      EXPECT_EQ(got[0].seq, 2u);
+      EXPECT_EQ(got[0].cpu_samples->rows[1].count, 2u);
+      EXPECT_EQ(r.profile().periods, 1u);
+      EXPECT_EQ(r.profile().last_period_end_ms, 2000);
+      // The cumulative sections are untouched by the period.
+      EXPECT_EQ(r.profile().cpu_samples->total, 10u);
+      EXPECT_EQ(r.profile().agent_identity.at("pid"), "4711");
+      EXPECT_EQ(r.profile().agent_identity.at("host"), "web-3");
+      EXPECT_EQ(r.profile().agent_labels.at("service"), "checkout");
+      EXPECT_EQ(r.profile().agent_labels.at("env"), "prod eu");
+    }
+  }
 }

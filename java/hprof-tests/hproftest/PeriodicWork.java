@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+package hproftest;
+
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Work that spans several of HPROF's period= periods: for args[0] milliseconds, rounds of CPU work,
+ * allocations of a known class and one contended monitor enter each (a fresh thread blocks on a
+ * lock main holds, as in Contention). With "-" instead of a time, it runs until a line (or the end)
+ * of standard input. Prints the rounds and allocations it made.
+ */
+public final class PeriodicWork {
+  static final class Lock {}
+
+  static final class Item {
+    final long value;
+
+    Item(long value) {
+      this.value = value;
+    }
+  }
+
+  static final Lock LOCK = new Lock();
+  static long sink;
+
+  static long spin(int n) {
+    long x = 17;
+    for (int i = 0; i < n; i++) {
+      x = x * 6364136223846793005L + 1442695040888963407L;
+    }
+    return x;
+  }
+
+  static void allocate(int n) {
+    for (int i = 0; i < n; i++) {
+      sink += new Item(i).value;
+    }
+  }
+
+  static void contend() throws InterruptedException {
+    CountDownLatch done = new CountDownLatch(1);
+    Thread t =
+        new Thread(
+            () -> {
+              synchronized (LOCK) {
+                sink++;
+              }
+              done.countDown();
+            },
+            "Contender");
+    synchronized (LOCK) {
+      t.start();
+      while (t.getState() != Thread.State.BLOCKED) {
+        Thread.onSpinWait();
+      }
+    }
+    done.await();
+    t.join();
+  }
+
+  static volatile boolean stop;
+
+  public static void main(String[] args) throws Exception {
+    final boolean untilInput = args[0].equals("-");
+    final long end = untilInput ? 0 : System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
+    if (untilInput) {
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  System.in.read();
+                } catch (java.io.IOException e) {
+                  // the end of input all the same
+                }
+                stop = true;
+              },
+              "StdinWatcher");
+      reader.setDaemon(true);
+      reader.start();
+    }
+    long rounds = 0;
+    while (untilInput ? !stop : System.nanoTime() < end) {
+      sink += spin(2_000_000);
+      allocate(100);
+      contend();
+      rounds++;
+    }
+    System.out.println("PERIODIC rounds=" + rounds + " items=" + rounds * 100);
+  }
+}
