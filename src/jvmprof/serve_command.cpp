@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "history_recorder.h"
+#include "jvm_identity.h"
 #include "session_registry.h"
 #include "spool_dir.h"
 #include "web_server.h"
@@ -87,6 +88,18 @@ int listen_socket(const std::string& bind, int port, int& bound_port, std::strin
 }
 
 // Accepts agents until `stop`; each connection becomes a session.
+// The store keeps a JVM by what identifies it across connections, not by the connection.
+store::JvmIdentity stored_identity(const JvmIdentity& jvm) {
+  store::JvmIdentity s;
+  s.host = jvm.pid != 0 ? jvm.host : jvm.address;
+  s.pid = jvm.pid;
+  s.main = jvm.main;
+  s.jvm_version = jvm.vm;
+  s.start_ms = jvm.start_ms;
+  s.labels = jvm.labels;
+  return s;
+}
+
 void accept_agents(int listen_fd, SessionRegistry& registry, std::atomic<bool>& stop) {
   while (!stop) {
     pollfd pfd{listen_fd, POLLIN, 0};
@@ -203,6 +216,13 @@ int run_serve(std::span<char* const> args) {
                  stale, stale == 1 ? "y" : "ies");
   limits.spool_dir = make_spool_dir(spool_parent);
   SessionRegistry registry(limits);
+  // Every period= period a JVM sends goes into the profile history, under the JVM's identity.
+  if (history) {
+    registry.set_period_hook([&history](const JvmIdentity& jvm, int64_t start_ms, int64_t end_ms,
+                                        const profiles::JavaProfile& delta) {
+      history->record(stored_identity(jvm), start_ms, end_ms, delta);
+    });
+  }
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};

@@ -31,9 +31,15 @@ public final class PeriodicWork {
     return x;
   }
 
+  // Kept where other code could read them, so that the JIT cannot scalar-replace the Items (an
+  // allocation escape analysis removes is never made, and the printed count would be wrong).
+  static final Item[] KEPT = new Item[64];
+
   static void allocate(int n) {
     for (int i = 0; i < n; i++) {
-      sink += new Item(i).value;
+      Item item = new Item(i);
+      KEPT[i & 63] = item;
+      sink += item.value;
     }
   }
 
