@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <cerrno>
@@ -16,7 +15,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +23,7 @@
 #include "attach.h"
 #include "attach_commands.h"
 #include "attach_support.h"
+#include "convert_command.h"
 #include "profiles.h"
 
 namespace jvmprof {
@@ -65,21 +64,6 @@ std::optional<Output> output_of(const std::string& path) {
   if (ends(".pb.gz")) return Output::kPprofGz;
   if (ends(".json")) return Output::kSpeedscope;
   return std::nullopt;
-}
-
-std::string gzip(const std::string& bytes) {
-  z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    return {};
-  std::string out(deflateBound(&z, bytes.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return rc == Z_STREAM_END ? out : std::string();
 }
 
 // A loopback listener on a port the kernel picks.
@@ -187,7 +171,7 @@ bool write_file(const Settings& s, const Recording& rec, Output kind, const std:
         bytes = profiles::to_collapsed(profiles::stacks(profile, measures[0]));
         break;
       case Output::kPprofGz:
-        bytes = gzip(profiles::to_pprof(profile, measures));
+        bytes = profiles::to_pprof(profile, measures);  // gzipped as it is written
         break;
       case Output::kSpeedscope:
         bytes = profiles::to_speedscope(profile, measures);
@@ -202,10 +186,7 @@ bool write_file(const Settings& s, const Recording& rec, Output kind, const std:
       }
     }
   }
-  std::ofstream f(s.out, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  if (!f) {
+  if (!write_output(s.out, bytes, kind == Output::kPprofGz)) {
     std::fprintf(stderr, "jvmprof record: cannot write %s: %s\n", s.out.c_str(),
                  std::strerror(errno));
     return false;
