@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -262,14 +263,21 @@ int run_serve(std::span<char* const> args) {
   std::fflush(stdout);
 
   std::atomic<bool> stop{false};
+  std::atomic<bool> server_ended{false};
   std::thread acceptor(accept_agents, listen_fd, std::ref(registry), std::ref(stop));
   std::thread signals([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
     stop = true;
-    server.stop();
+    // A signal that comes before the web server has started listening would find nothing to
+    // stop (and a second one is never waited for): stop it until it has ended.
+    while (!server_ended) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   });
   server.run();
+  server_ended = true;
   stop = true;
   acceptor.join();
   // The signal thread waits for a signal; if the server ended by itself, send it one.
