@@ -385,15 +385,20 @@
   }
 
   // The view's flame data: one request brings every measure of the tab as one tree (a value per
-  // measure at each node), kept until the profile changes, so switching the measure only picks
-  // the values out (once per measure) and draws. The other measures are picked out while the
-  // page is idle after a drawing, so that a switch finds its tree ready.
+  // measure at each node), kept until the profile changes. The tables under the graph are made
+  // for every measure in one walk of it when it arrives; a switch of the measure then only takes
+  // a view of the tree that makes nodes as the drawing asks for them (nothing is walked or
+  // copied), and draws.
   function flameFor(p, have, measure) {
     var key = [p.id, state.tab, state.perThread, p.sections, p.traces, have.join(',')].join('/');
     var cache = state.flameCache;
     if (!cache || cache.key !== key) {
-      cache = state.flameCache = { key: key, trees: {}, data: api('/api/profiles/' + p.id +
+      cache = state.flameCache = { key: key, views: {}, data: api('/api/profiles/' + p.id +
         '/flame?measures=' + have.join(',') + (state.perThread ? '&threads=1' : ''))
+        .then(function (multi) {
+          multi.tables = JvmprofFlame.tablesOfMeasures(multi.root, multi.measures);
+          return multi;
+        })
         .catch(function (e) {
           if (state.flameCache && state.flameCache.key === key) state.flameCache = null;  // ask again
           throw e;
@@ -401,37 +406,11 @@
     }
     return cache.data.then(function (multi) {
       var i = multi.measures.indexOf(measure);
-      if (!cache.trees[measure]) cache.trees[measure] = projectFlame(multi, i);
-      whenIdle(function projectNext() {
-        if (state.flameCache !== cache) return;  // the profile changed meanwhile
-        var next = multi.measures.filter(function (m) { return !cache.trees[m]; })[0];
-        if (!next) return;
-        cache.trees[next] = projectFlame(multi, multi.measures.indexOf(next));
-        whenIdle(projectNext);
-      });
-      return cache.trees[measure];
+      // One object per measure: the flame graph keeps what it derives (the bottom-up tree) by it.
+      return cache.views[measure] || (cache.views[measure] = {
+        measure: multi.measures[i], unit: multi.units[i], total: multi.totals[i],
+        root: JvmprofFlame.projectTree(multi.root, i), tables: multi.tables[i] });
     });
-  }
-
-  function whenIdle(f) {
-    if (window.requestIdleCallback) window.requestIdleCallback(f, { timeout: 2000 });
-    else setTimeout(f, 50);
-  }
-
-  // One measure of a multi-measure tree, in the shape the flame graph draws; stacks without
-  // weight in this measure (no live objects, say) are left out.
-  function projectFlame(multi, i) {
-    function node(x) {
-      var out = { n: x.n, v: x.v[i] }, c = x.c;
-      if (c) {
-        var kids = [];
-        for (var k = 0; k < c.length; k++) if (c[k].v[i] > 0) kids.push(node(c[k]));
-        if (kids.length) out.c = kids;
-      }
-      return out;
-    }
-    return { measure: multi.measures[i], unit: multi.units[i], total: multi.totals[i],
-             root: node(multi.root) };
   }
 
   function link(text, onClick) {

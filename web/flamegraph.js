@@ -80,10 +80,94 @@
     return 'method';
   }
 
+  function byWeight(a, b) { return b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1); }
+
+  // The tables under the graph for every measure of a multi-measure tree (jvmprof's
+  // /flame?measures=...: {n, v: [a value per measure], c}), made in one walk of it: per measure,
+  // the hot methods (self, and total counted once per stack even under recursion) and, for stacks
+  // that end in a class (allocations) or a monitor, the sites (the method directly above the
+  // leaf -> the leaf) and the leaves. A measure's tree is the one where nodes of no weight in it
+  // are left out (projectTree), so a leaf there is a node with no child of weight. The UI makes
+  // these once per profile, so that switching the measure or redrawing walks nothing.
+  function tablesOfMeasures(root, measures) {
+    var m = measures.length, kinds = measures.map(leafKind);
+    var wantHot = kinds.indexOf('method') >= 0, wantSites = kinds.some(function (k) { return k !== 'method'; });
+    var hot = new Map(), sites = new Map(), leaves = new Map(), onPath = new Map();
+    function row(map, key, name) {
+      var r = map.get(key);
+      if (!r) map.set(key, r = { name: name, self: new Float64Array(m), total: new Float64Array(m) });
+      return r;
+    }
+    var childSum = new Float64Array(m), hasChild = new Uint8Array(m);
+    function walk(node, parent) {
+      var kids = node.c, v = node.v, i, k;
+      var depth = onPath.get(node.n) || 0;
+      if (wantHot && parent) {
+        var r = row(hot, node.n, node.n);
+        for (i = 0; i < m; i++) childSum[i] = 0;
+        if (kids) for (k = 0; k < kids.length; k++) for (i = 0; i < m; i++) childSum[i] += kids[k].v[i];
+        for (i = 0; i < m; i++) {
+          r.self[i] += v[i] - childSum[i];
+          if (!depth) r.total[i] += v[i];
+        }
+      }
+      if (wantSites && parent && parent !== root) {
+        for (i = 0; i < m; i++) hasChild[i] = 0;
+        if (kids) for (k = 0; k < kids.length; k++) for (i = 0; i < m; i++) if (kids[k].v[i] > 0) hasChild[i] = 1;
+        for (i = 0; i < m; i++) {
+          if (hasChild[i] || !(v[i] > 0)) continue;
+          var site = row(sites, parent.n + '\u0000' + node.n, parent.n + ' \u2192 ' + node.n);
+          site.self[i] += v[i];
+          site.total[i] += v[i];
+          var leaf = row(leaves, node.n, node.n);
+          leaf.self[i] += v[i];
+          leaf.total[i] += v[i];
+        }
+      }
+      if (!kids) return;
+      onPath.set(node.n, depth + 1);
+      for (k = 0; k < kids.length; k++) walk(kids[k], node);
+      onPath.set(node.n, depth);
+    }
+    walk(root, null);
+    function rowsOf(map, i) {
+      var out = [];
+      map.forEach(function (r) {
+        if (r.total[i] > 0 || r.self[i] !== 0) out.push({ name: r.name, self: r.self[i], total: r.total[i] });
+      });
+      return out.sort(byWeight);
+    }
+    return measures.map(function (measure, i) {
+      return kinds[i] === 'method' ? { hot: rowsOf(hot, i) }
+                                   : { sites: rowsOf(sites, i), leaves: rowsOf(leaves, i) };
+    });
+  }
+
+  // One measure of a multi-measure tree, in the shape the flame graph draws ({n, v, c}); stacks
+  // of no weight in this measure (no live objects, say) are left out. A node's children are made
+  // when first asked for: a switch of the measure then costs nothing here, and what is never
+  // drawn or opened (most of a 100k-stack tree) is never made.
+  function LazyNode(x, i) {
+    this.n = x.n;
+    this.v = x.v[i];
+    this.src = x;
+    this.i = i;
+    this.kids = null;
+  }
+  Object.defineProperty(LazyNode.prototype, 'c', {
+    get: function () {
+      if (this.kids === null) {
+        var c = this.src.c, i = this.i, kids = [];
+        if (c) for (var k = 0; k < c.length; k++) if (c[k].v[i] > 0) kids.push(new LazyNode(c[k], i));
+        this.kids = kids.length ? kids : undefined;
+      }
+      return this.kids;
+    }
+  });
+  function projectTree(root, i) { return new LazyNode(root, i); }
+
   // For stacks that end in a class (allocations) or a monitor: per site (the method directly
-  // above the leaf) and per leaf name, the value there and the value under it. The tree is walked
-  // with a stack of its own and rows are found by name in Maps: this runs on every redraw, over
-  // every node of a profile that may have 100k stacks.
+  // above the leaf) and per leaf name, the value there and the value under it.
   function sitesAndLeaves(root) {
     var sites = new Map(), leaves = new Map();
     function add(map, key, name, v) {
@@ -92,7 +176,6 @@
       r.self += v;
       r.total += v;
     }
-    var bySite = new Map();  // parent name -> Map(leaf name -> row)
     var stack = [], top = root.c || [];
     for (var i = top.length - 1; i >= 0; i--) stack.push(top[i], null);
     while (stack.length) {
@@ -102,39 +185,53 @@
         continue;
       }
       if (!parent) continue;
-      var leafRows = bySite.get(parent.n);
-      if (!leafRows) bySite.set(parent.n, leafRows = new Map());
-      var site = leafRows.get(node.n);
-      if (!site) {
-        leafRows.set(node.n, site = { name: parent.n + ' \u2192 ' + node.n, self: 0, total: 0 });
-        sites.set(site.name, site);
-      }
-      site.self += node.v;
-      site.total += node.v;
+      add(sites, parent.n + '\u0000' + node.n, parent.n + ' \u2192 ' + node.n, node.v);
       add(leaves, node.n, node.n, node.v);
     }
-    function sorted(map) {
-      return Array.from(map.values())
-        .sort(function (a, b) { return b.self - a.self || (a.name < b.name ? -1 : 1); });
-    }
+    function sorted(map) { return Array.from(map.values()).sort(byWeight); }
     return { sites: sorted(sites), leaves: sorted(leaves) };
   }
 
   // Hot methods: per name, self and total (total counted once per stack even under recursion).
   function hotMethods(root) {
-    var rows = {};
-    (function walk(node, onPath) {
-      var r = rows[node.n] || (rows[node.n] = { name: node.n, self: 0, total: 0 });
-      r.self += selfOf(node);
-      var first = !onPath[node.n];
-      if (first) r.total += node.v;
-      onPath[node.n] = (onPath[node.n] || 0) + 1;
-      (node.c || []).forEach(function (c) { walk(c, onPath); });
-      onPath[node.n]--;
-    })(root, {});
-    delete rows[root.n];
-    return Object.keys(rows).map(function (k) { return rows[k]; })
-      .sort(function (a, b) { return b.self - a.self || b.total - a.total; });
+    var rows = new Map(), onPath = new Map();
+    (function walk(node, top) {
+      var depth = onPath.get(node.n) || 0, kids = node.c;
+      if (!top) {
+        var r = rows.get(node.n);
+        if (!r) rows.set(node.n, r = { name: node.n, self: 0, total: 0 });
+        r.self += selfOf(node);
+        if (!depth) r.total += node.v;
+      }
+      if (!kids) return;
+      onPath.set(node.n, depth + 1);
+      for (var k = 0; k < kids.length; k++) walk(kids[k], false);
+      onPath.set(node.n, depth);
+    })(root, true);
+    return Array.from(rows.values()).sort(byWeight);
+  }
+
+  // A tree's tables, made once per tree (the UI hands over its own, made for every measure at
+  // once, as data.tables). They are read from the top-down tree whichever direction is drawn:
+  // a method's self and total do not depend on which way the graph is drawn.
+  var tablesMade = new WeakMap();
+  function tablesOf(data) {
+    if (data.tables) return data.tables;
+    var t = tablesMade.get(data.root);
+    if (!t) {
+      t = leafKind(data.measure) === 'method' ? { hot: hotMethods(data.root) }
+                                              : sitesAndLeaves(data.root);
+      tablesMade.set(data.root, t);
+    }
+    return t;
+  }
+
+  // The bottom-up tree of a top-down one, made once per tree.
+  var invertedMade = new WeakMap();
+  function invertedOf(root) {
+    var t = invertedMade.get(root);
+    if (!t) invertedMade.set(root, t = invert(root));
+    return t;
   }
 
   function FlameGraph(container, data, options) {
@@ -150,7 +247,7 @@
   FlameGraph.prototype.setData = function (data) {
     var built = !!this.data;
     this.data = data;
-    this.tree = this.inverted ? invert(data.root) : data.root;
+    this.tree = this.inverted ? invertedOf(data.root) : data.root;
     this.zoomPath = this.zoomPath || [];
     // The tables below the graph depend on what the stacks end in (methods, classes, monitors).
     if (!built || leafKind(data.measure) !== this.kind) return this.build();
@@ -187,7 +284,7 @@
     inv.addEventListener('click', function () {
       self.inverted = !self.inverted;
       self.zoomPath = [];
-      self.tree = self.inverted ? invert(self.data.root) : self.data.root;
+      self.tree = self.inverted ? invertedOf(self.data.root) : self.data.root;
       inv.textContent = self.inverted ? 'top-down' : 'bottom-up';
       self.draw();
       self.drawTable();
@@ -355,15 +452,14 @@
         t.appendChild(tr);
       });
     }
+    var tables = tablesOf(this.data);
     if (kind === 'method') {
-      fill(this.table, hotMethods(this.tree), 'method', 'self', 'total');
+      fill(this.table, tables.hot, 'method', 'self', 'total');
       return;
     }
-    // Sites and leaves are read from the top-down tree whichever direction is drawn.
-    var split = sitesAndLeaves(this.data.root);
-    fill(this.table, split.sites, kind === 'class' ? 'site \u2192 class' : 'site \u2192 monitor',
+    fill(this.table, tables.sites, kind === 'class' ? 'site \u2192 class' : 'site \u2192 monitor',
          unit, null);
-    fill(this.leafTable, split.leaves, kind === 'class' ? 'class' : 'monitor', unit, null);
+    fill(this.leafTable, tables.leaves, kind === 'class' ? 'class' : 'monitor', unit, null);
   };
 
   // Call tree as nested <details>, children largest first, opened along the heaviest path. A
@@ -394,5 +490,6 @@
   };
 
   global.JvmprofFlame = { FlameGraph: FlameGraph, invert: invert, hotMethods: hotMethods,
-                          sitesAndLeaves: sitesAndLeaves, count: count };
+                          sitesAndLeaves: sitesAndLeaves, tablesOfMeasures: tablesOfMeasures,
+                          projectTree: projectTree, count: count };
 })(window);
