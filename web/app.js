@@ -313,9 +313,10 @@
       tabs.appendChild(b);
     });
     $('measure').addEventListener('change', function () {
+      // The graph stays (its zoom, search and direction too) and redraws with the new measure's
+      // values: what the user was looking at, weighed another way.
       state.measure = $('measure').value;
       state.drawnKey = null;
-      state.graph = null;
       drawProfile();
     });
     $('per-thread').addEventListener('change', function () {

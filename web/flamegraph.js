@@ -247,6 +247,7 @@
   FlameGraph.prototype.setData = function (data) {
     var built = !!this.data;
     this.data = data;
+    if (this.graph) this.graph.setAttribute('data-measure', data.measure || '');
     this.tree = this.inverted ? invertedOf(data.root) : data.root;
     this.zoomPath = this.zoomPath || [];
     // The tables below the graph depend on what the stacks end in (methods, classes, monitors).
@@ -333,13 +334,16 @@
   // narrower than a pixel is not drawn, a frame too narrow for a letter gets no text, and the
   // tooltip is written when the pointer first rests on a frame. Clicks and hovers are handled
   // once for the whole graph (build()). This keeps a redraw of a 100k-stack profile far below a
-  // second: formatting numbers and attaching listeners per frame was most of it.
+  // second: formatting numbers and attaching listeners per frame was most of it. A redraw (a new
+  // measure, a live update, a zoom) reuses the <div>s already drawn, in drawing order, and
+  // changes only what differs: the browser then lays out again what moved, but makes no new
+  // elements and measures no text that stayed the same.
   FlameGraph.prototype.draw = function () {
     var g = this.graph, total = this.tree.v;
-    g.textContent = '';
+    // Read before anything below changes the page, so that it costs no layout of its own.
+    var width = g.clientWidth || 1400;  // 0 until laid out (a page being built): a common width
     var chain = this.focus(), focus = chain[chain.length - 1];
     var rowH = 18, frames = [], maxDepth = 0, q = this.query, matched = 0;
-    var width = g.clientWidth || 1400;  // 0 until laid out (a page being built): a common width
     var minFrac = Math.max(0.0005, 1 / width), textFrac = 12 / width;
     // Ancestors of the focus take the full width.
     var parent = null;
@@ -377,22 +381,29 @@
     var height = (maxDepth + 1) * rowH;
     g.style.height = height + 'px';
     var icicle = this.orientation === 'icicle', decorate = this.options.decorate;
-    var box = document.createDocumentFragment();
+    var drawn = g.children, box = null;
     for (var i = 0; i < frames.length; i++) {
-      var f = frames[i], name = f.node.n;
-      var d = document.createElement('div');
-      d.className = 'fg-frame' + (f.ancestor ? ' fg-dim' : '') + (f.match ? ' fg-match' : '');
-      d.setAttribute('data-name', name);
+      var f = frames[i], name = f.node.n, d = drawn[i];
+      if (!d) {
+        d = document.createElement('div');
+        (box || (box = document.createDocumentFragment())).appendChild(d);
+      }
+      var cls = 'fg-frame' + (f.ancestor ? ' fg-dim' : '') + (f.match ? ' fg-match' : '');
+      if (d.className !== cls) d.className = cls;
+      if (d.getAttribute('data-name') !== name) d.setAttribute('data-name', name);
       d.setAttribute('data-value', String(f.node.v));
       var top = icicle ? f.depth * rowH : height - (f.depth + 1) * rowH;
-      d.style.cssText = 'left: ' + (100 * f.x) + '%; width: ' + (100 * f.w) + '%; top: ' + top +
-                        'px; background: ' + hue(name) + ';';
-      if (f.w >= textFrac) d.textContent = name;
+      var css = 'left: ' + (100 * f.x) + '%; width: ' + (100 * f.w) + '%; top: ' + top +
+                'px; background: ' + hue(name) + ';';
+      if (d.fgCss !== css) { d.style.cssText = css; d.fgCss = css; }
+      var text = f.w >= textFrac ? name : '';
+      if (d.textContent !== text) d.textContent = text;
+      if (d.title) d.removeAttribute('title');  // written again on hover, for this frame
       d.fgFrame = f;
-      if (decorate) decorate(d, f.node);  // e.g. the diff's colours
-      box.appendChild(d);
+      if (decorate) { decorate(d, f.node); d.fgCss = null; }  // e.g. the diff's colours
     }
-    g.appendChild(box);
+    while (drawn.length > frames.length) g.removeChild(g.lastChild);
+    if (box) g.appendChild(box);
     this.matchInfo.textContent = q ? 'matched ' + fmt(matched, this.data.unit || '', total) : '';
     if (this.options.onDraw) this.options.onDraw(this);
   };
