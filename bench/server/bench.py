@@ -8,7 +8,8 @@ interleaved, so that slow drift of a shared machine hits them alike; "no agent, 
 A/A row (the noise floor). Each run starts a fresh Tomcat in a private CATALINA_BASE on a loopback
 port, warms it up, measures for DURATION seconds, and stops it (SIGTERM; HPROF writes its report
 at exit). Prints a Markdown table: median requests/s, p50 and p99 latency and the JVM's CPU per
-request while measured, each relative to no agent, and for CPU samplers the stack samples per
+request while measured, each relative to no agent, the JVM's context switches per request, and
+for CPU samplers the stack samples per
 CPU-second of the JVM (the runtime's signals=, or async-profiler's jdk.ExecutionSample events)
 and whether perf-event descriptors were open (which CPU timer ran).
 
@@ -157,6 +158,22 @@ def process_cpu_seconds(pid):
         return None
 
 
+def context_switches(pid):
+    """Voluntary + involuntary context switches of all threads of process `pid` so far, or None."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                total += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
 def perf_event_fds(pid):
     """How many perf-event descriptors process `pid` holds (which CPU timer a profiler uses)."""
     try:
@@ -262,6 +279,9 @@ def main():
     # The JVM's CPU (user + system) per request while measured: on a shared machine less
     # dependent than requests/s on how much of the CPUs the other work leaves to Tomcat.
     cpu_per_request = {c[0]: [] for c in configs}
+    # Context switches of the JVM's threads per request while measured (what a perf-event timer
+    # adds a cost to: bench/server/timer_switch_cost).
+    switches_per_request = {c[0]: [] for c in configs}
     notes = {c[0]: set() for c in configs}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = os.getloadavg()[0]
@@ -288,17 +308,19 @@ def main():
               f"(net=); {os.cpu_count()} CPUs; 1-minute load average {load_start:.2f} at the start, "
               f"{os.getloadavg()[0]:.2f} at the end.\n")
         print("| configuration | rps (median) | rps ratio | p50 ratio | p99 ratio | "
-              "CPU ms per request | CPU ratio | samples per CPU-s | runs: rps (p50 / p99 ms) | "
-              "notes |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+              "CPU ms per request | CPU ratio | switches per request | samples per CPU-s | "
+              "runs: rps (p50 / p99 ms) | notes |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for name, _, _ in configs:
             rps, p50, p99 = (med(name, i) for i in range(3))
             runs = ", ".join(f"{x[0]:.0f} ({x[1]:.0f} / {x[2]:.0f})" if x[1] is not None
                              else f"{x[0]:.0f}" for x in results[name])
             rate = (f"{statistics.median(rates[name]):.1f}" if rates[name] else "")
             cpu = cpu_med(name)
+            switches = (f"{statistics.median(switches_per_request[name]):.1f}"
+                        if switches_per_request[name] else "-")
             cpu_cells = (f"{cpu * 1000:.2f} | {ratio(cpu, base_cpu)}" if cpu is not None
-                         else "- | -")
+                         else "- | -") + f" | {switches}"
             print(f"| {name} | {rps:.0f} | {ratio(rps, base_rps)} | {ratio(p50, base_p50)} | "
                   f"{ratio(p99, base_p99)} | {cpu_cells} | {rate} | {runs} | "
                   f"{'; '.join(sorted(notes[name]))} |"
@@ -334,8 +356,14 @@ def main():
                     if a.warmup:
                         run_ab(port, a.clients, a.warmup, a.spin, a.items)
                     cpu_before = process_cpu_seconds(proc.pid)
+                    switches_before = context_switches(proc.pid)
                     row = run_ab(port, a.clients, a.duration, a.spin, a.items)
                     cpu_after = process_cpu_seconds(proc.pid)
+                    switches_after = context_switches(proc.pid)
+                    if row is not None and row[4] and switches_before is not None \
+                            and switches_after is not None:
+                        switches_per_request[name].append(
+                            (switches_after - switches_before) / row[4])
                     if row is None:
                         notes[name].add("ab failed")
                     elif row[4] and cpu_before is not None and cpu_after is not None:
