@@ -6,7 +6,10 @@
 // sampling interval given. Prints the process's CPU per round trip and the signals taken, per
 // timer kind, rounds interleaved; the difference to "none" is the timer's cost per two switches
 // (plus its signals, counted apart). Both threads run on one CPU (sched_setaffinity) so every
-// hand-off is a real switch.
+// hand-off is a real switch. Then what a signal itself costs (the kernel's delivery and return,
+// with a handler that only counts, and the timer's own interrupt): one thread spins through a
+// fixed loop with a perf event every 100 us, or a POSIX timer at every tick, against none; CPU
+// difference over the signals.
 //
 //   timer_switch_cost [--round-trips N] [--rounds N] [--interval-us N]
 #include <pthread.h>
@@ -17,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +121,39 @@ bool measure(Timer timer, long round_trips, long interval_ns, double* cpu_per_tr
   return ok && run.armed_ok;
 }
 
+// One spin of a fixed loop, with a timer of kind `timer` every `interval_ns`: CPU ns, signals.
+bool spin(Timer timer, long interval_ns, double* cpu_ns, long* signals) {
+  int fd = -1;
+  timer_t posix_timer{};
+  if (timer == Timer::kPerf) {
+    fd = jvmpi::cpu_timers::perf_open(static_cast<pid_t>(gettid()), SIGPROF, interval_ns);
+    if (fd < 0) return false;
+  } else if (timer == Timer::kPosix) {
+    clockid_t clock{};
+    if (pthread_getcpuclockid(pthread_self(), &clock) != 0 ||
+        !jvmpi::cpu_timers::posix_create(clock, static_cast<pid_t>(gettid()), SIGPROF, interval_ns,
+                                         &posix_timer)) {
+      return false;
+    }
+  }
+  const long before = g_signals.load();
+  const double start = now_ns(CLOCK_THREAD_CPUTIME_ID);
+  volatile uint64_t sink = 0;
+  uint64_t x = 88172645463325252ULL;
+  for (long i = 0; i < 400000000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  sink = x;
+  (void)sink;
+  *cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - start;
+  *signals = g_signals.load() - before;
+  if (fd >= 0) jvmpi::cpu_timers::perf_close(fd);
+  if (timer == Timer::kPosix) timer_delete(posix_timer);
+  return true;
+}
+
 bool whole_number(const char* text, long* out) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
@@ -136,7 +173,8 @@ int main(int argc, char** argv) {
           "usage: timer_switch_cost [--round-trips N] [--rounds N] [--interval-us N]\n"
           "CPU per pipe round trip (two context switches on one CPU) with no timer, the JVMPI\n"
           "runtime's perf-event timer and its POSIX CPU timer on both threads, rounds "
-          "interleaved.\n");
+          "interleaved;\nthen the CPU of one signal (a spinning thread, a perf event every "
+          "100 us or a POSIX timer every tick).\n");
       return 0;
     }
     long* target = arg == "--round-trips"   ? &round_trips
@@ -191,6 +229,37 @@ int main(int argc, char** argv) {
         "switch over none, %ld signals\n",
         name(timers[t]), median, v.front(), v.back(), (median - base) / 2, signals[t]);
   }
-  if (!perf) std::printf("perf events: refused by this kernel, not measured\n");
+  if (!perf) {
+    std::printf("perf events: refused by this kernel, not measured\n");
+    return 0;
+  }
+  // Per kind, the interval that signals most often: perf events every 100 us; POSIX timers at
+  // 1 ms, which fire at every tick.
+  for (const auto& [timer, interval_ns] :
+       {std::pair{Timer::kPerf, 100000L}, std::pair{Timer::kPosix, 1000000L}}) {
+    std::vector<double> plain, signalled;
+    long total_signals = 0;
+    for (long r = 0; r < rounds; ++r) {
+      double cpu_plain = 0, cpu_signalled = 0;
+      long none = 0, taken = 0;
+      if (!spin(Timer::kNone, 0, &cpu_plain, &none) ||
+          !spin(timer, interval_ns, &cpu_signalled, &taken)) {
+        std::fprintf(stderr, "timer_switch_cost: spin failed: %s\n", std::strerror(errno));
+        return 1;
+      }
+      plain.push_back(cpu_plain);
+      signalled.push_back(cpu_signalled);
+      total_signals += taken;
+    }
+    std::sort(plain.begin(), plain.end());
+    std::sort(signalled.begin(), signalled.end());
+    const double per_round = static_cast<double>(total_signals) / static_cast<double>(rounds);
+    std::printf(
+        "signal of a %s every %ld us (spinning thread, handler that counts): %.0f ns of "
+        "CPU per signal (median spin %.1f ms without, %.1f ms with, %.0f signals)\n",
+        name(timer), interval_ns / 1000,
+        (signalled[signalled.size() / 2] - plain[plain.size() / 2]) / per_round,
+        plain[plain.size() / 2] / 1e6, signalled[signalled.size() / 2] / 1e6, per_round);
+  }
   return 0;
 }
