@@ -7,8 +7,11 @@ and lock modes when its library is given. Every configuration runs once per roun
 interleaved, so that slow drift of a shared machine hits them alike; "no agent, repeated" is the
 A/A row (the noise floor). Each run starts a fresh Tomcat in a private CATALINA_BASE on a loopback
 port, warms it up, measures for DURATION seconds, and stops it (SIGTERM; HPROF writes its report
-at exit). Prints a Markdown table: median requests/s, p50 and p99 latency, each relative to no
-agent.
+at exit). Prints a Markdown table: median requests/s, p50 and p99 latency and the JVM's CPU per
+request while measured, each relative to no agent, the JVM's context switches per request, and
+for CPU samplers the stack samples per
+CPU-second of the JVM (the runtime's signals=, or async-profiler's jdk.ExecutionSample events)
+and whether perf-event descriptors were open (which CPU timer ran).
 
 Run through bench/server/run-server-bench.sh (which installs tomcat10 and apache2-utils when
 missing).
@@ -47,9 +50,16 @@ CONFIGS = [
     ("heap=dump", "heap=dump", None),
     ("heap=all", "heap=all", None),
     ("async-profiler cpu", None, "event=cpu"),
+    ("cpu=samples with perf events (JVMPI_SAMPLER_TIMER=perf)", "cpu=samples", None),
+    ("async-profiler ctimer", None, "event=ctimer"),
     ("async-profiler alloc", None, "event=alloc"),
     ("async-profiler lock", None, "event=lock"),
 ]
+# Environment added to a configuration's JVM: the earlier default timer of cpu=samples (a perf
+# event per thread), beside the POSIX CPU timers the runtime now takes at 10 ms.
+CONFIG_ENV = {
+    "cpu=samples with perf events (JVMPI_SAMPLER_TIMER=perf)": {"JVMPI_SAMPLER_TIMER": "perf"},
+}
 
 SERVER_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <Server port="-1" shutdown="SHUTDOWN">
@@ -138,8 +148,63 @@ def stop(proc, seconds):
         return False
 
 
+def process_cpu_seconds(pid):
+    """User + system CPU of process `pid` so far, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def context_switches(pid):
+    """Voluntary + involuntary context switches of all threads of process `pid` so far, or None."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                total += sum(int(line.split()[1]) for line in f if "ctxt_switches" in line)
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def perf_event_fds(pid):
+    """How many perf-event descriptors process `pid` holds (which CPU timer a profiler uses)."""
+    try:
+        return sum(1 for fd in os.listdir(f"/proc/{pid}/fd")
+                   if "perf_event" in os.readlink(f"/proc/{pid}/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def cpu_samples_taken(log_path, jfr_path, jdk):
+    """Stack samples of a run: the runtime's `signals=` (JVMPI_SAMPLER_STATS), or the
+    jdk.ExecutionSample count of async-profiler's JFR file (`jfr summary`); None if neither."""
+    try:
+        with open(log_path) as f:
+            m = re.search(r"jvmpi: cpu sampler: .*?signals=(\d+)", f.read())
+        if m:
+            return int(m.group(1))
+    except OSError:
+        pass
+    if jfr_path and os.path.exists(jfr_path):
+        out = subprocess.run([os.path.join(jdk, "bin", "jfr"), "summary", jfr_path],
+                             capture_output=True, text=True).stdout
+        m = re.search(r"^\s*jdk\.ExecutionSample\s+(\d+)", out, re.M)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 def run_ab(port, clients, seconds, spin, items):
-    """ab for `seconds`; returns (requests/s, p50 ms, p99 ms, failed) or None."""
+    """ab for `seconds`; returns (requests/s, p50 ms, p99 ms, failed, complete requests) or
+    None."""
     url = f"http://127.0.0.1:{port}/load?spin={spin}&items={items}"
     # -t before -n: with -t alone ab stops at 50000 requests.
     cmd = ["ab", "-q", "-r", "-s", "60", "-c", str(clients), "-t", str(seconds), "-n", "10000000",
@@ -153,10 +218,12 @@ def run_ab(port, clients, seconds, spin, items):
     p50 = re.search(r"^\s+50%\s+(\d+)", out, re.M)
     p99 = re.search(r"^\s+99%\s+(\d+)", out, re.M)
     failed = re.search(r"Failed requests:\s+(\d+)", out)
+    complete = re.search(r"Complete requests:\s+(\d+)", out)
     if not rps:
         return None
     return (float(rps.group(1)), float(p50.group(1)) if p50 else None,
-            float(p99.group(1)) if p99 else None, int(failed.group(1)) if failed else 0)
+            float(p99.group(1)) if p99 else None, int(failed.group(1)) if failed else 0,
+            int(complete.group(1)) if complete else 0)
 
 
 def main():
@@ -171,7 +238,8 @@ def main():
     ap.add_argument("--items", type=int, default=400, help="objects allocated per request")
     ap.add_argument("--asprof", default="", help="libasyncProfiler.so (its rows skipped if none)")
     ap.add_argument("--only", default="",
-                    help="comma-separated substrings of configuration names (no agent always runs)")
+                    help="comma-separated substrings of configuration names, or =NAME for one "
+                         "name exactly (no agent always runs)")
     a = ap.parse_args()
     for n, v in (("rounds", a.rounds), ("duration", a.duration), ("clients", a.clients)):
         if v < 1:
@@ -188,8 +256,10 @@ def main():
     configs = [c for c in CONFIGS if c[2] is None or a.asprof]
     if a.only:
         wanted = [w.strip() for w in a.only.split(",") if w.strip()]
+        # "=NAME" asks for that configuration only; any other word for every name containing it.
         configs = [c for c in configs
-                   if c[1] is None and c[2] is None or any(w in c[0] for w in wanted)]
+                   if c[1] is None and c[2] is None
+                   or any(c[0] == w[1:] if w.startswith("=") else w in c[0] for w in wanted)]
 
     work = tempfile.mkdtemp(prefix="server-bench-")
     port = free_port()
@@ -203,7 +273,15 @@ def main():
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"]
                                     if env.get("LD_LIBRARY_PATH") else "")
+    env["JVMPI_SAMPLER_STATS"] = "1"  # the runtime's sampler counts, on Tomcat's log at exit
     results = {c[0]: [] for c in configs}
+    rates = {c[0]: [] for c in configs}  # stack samples per CPU-second of the JVM, whole run
+    # The JVM's CPU (user + system) per request while measured: on a shared machine less
+    # dependent than requests/s on how much of the CPUs the other work leaves to Tomcat.
+    cpu_per_request = {c[0]: [] for c in configs}
+    # Context switches of the JVM's threads per request while measured (what a perf-event timer
+    # adds a cost to: bench/server/timer_switch_cost).
+    switches_per_request = {c[0]: [] for c in configs}
     notes = {c[0]: set() for c in configs}
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = os.getloadavg()[0]
@@ -216,6 +294,11 @@ def main():
 
         base_rps, base_p50, base_p99 = (med("no agent", i) for i in range(3))
 
+        def cpu_med(name):
+            return statistics.median(cpu_per_request[name]) if cpu_per_request[name] else None
+
+        base_cpu = cpu_med("no agent")
+
         def ratio(v, b):
             return f"{v / b:.2f}x" if v is not None and b else "-"
 
@@ -225,16 +308,25 @@ def main():
               f"(net=); {os.cpu_count()} CPUs; 1-minute load average {load_start:.2f} at the start, "
               f"{os.getloadavg()[0]:.2f} at the end.\n")
         print("| configuration | rps (median) | rps ratio | p50 ratio | p99 ratio | "
+              "CPU ms per request | CPU ratio | switches per request | samples per CPU-s | "
               "runs: rps (p50 / p99 ms) | notes |")
-        print("|---|---:|---:|---:|---:|---|---|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for name, _, _ in configs:
             rps, p50, p99 = (med(name, i) for i in range(3))
             runs = ", ".join(f"{x[0]:.0f} ({x[1]:.0f} / {x[2]:.0f})" if x[1] is not None
                              else f"{x[0]:.0f}" for x in results[name])
+            rate = (f"{statistics.median(rates[name]):.1f}" if rates[name] else "")
+            cpu = cpu_med(name)
+            switches = (f"{statistics.median(switches_per_request[name]):.1f}"
+                        if switches_per_request[name] else "-")
+            cpu_cells = (f"{cpu * 1000:.2f} | {ratio(cpu, base_cpu)}" if cpu is not None
+                         else "- | -") + f" | {switches}"
             print(f"| {name} | {rps:.0f} | {ratio(rps, base_rps)} | {ratio(p50, base_p50)} | "
-                  f"{ratio(p99, base_p99)} | {runs} | {'; '.join(sorted(notes[name]))} |"
+                  f"{ratio(p99, base_p99)} | {cpu_cells} | {rate} | {runs} | "
+                  f"{'; '.join(sorted(notes[name]))} |"
                   if rps is not None else
-                  f"| {name} | - | - | - | - | {runs} | {'; '.join(sorted(notes[name]))} |")
+                  f"| {name} | - | - | - | - | {cpu_cells} | {rate} | {runs} | "
+                  f"{'; '.join(sorted(notes[name]))} |")
         sys.stdout.flush()
 
     running = []  # the Tomcat of the current run, stopped should the benchmark be interrupted
@@ -246,13 +338,16 @@ def main():
         for r in range(a.rounds):
             for name, hprof, asprof in configs:
                 agent = []
+                out = None
                 if hprof is not None:
                     agent = [f"-agentlib:hprof={hprof},net=127.0.0.1:{serve_port}"]
                 elif asprof is not None:
                     out = os.path.join(work, f"asprof-{len(results[name])}.jfr")
                     agent = [f"-agentpath:{a.asprof}=start,{asprof},file={out}"]
-                log = open(os.path.join(work, "tomcat.log"), "w")
-                proc, _ = start_tomcat(a.jdk, base, port, agent, env, log)
+                log_path = os.path.join(work, "tomcat.log")
+                log = open(log_path, "w")
+                run_env = dict(env, **CONFIG_ENV.get(name, {}))
+                proc, _ = start_tomcat(a.jdk, base, port, agent, run_env, log)
                 running.append(proc)
                 row = None
                 if not wait_for_port(port, proc, 120):
@@ -260,13 +355,33 @@ def main():
                 else:
                     if a.warmup:
                         run_ab(port, a.clients, a.warmup, a.spin, a.items)
+                    cpu_before = process_cpu_seconds(proc.pid)
+                    switches_before = context_switches(proc.pid)
                     row = run_ab(port, a.clients, a.duration, a.spin, a.items)
+                    cpu_after = process_cpu_seconds(proc.pid)
+                    switches_after = context_switches(proc.pid)
+                    if row is not None and row[4] and switches_before is not None \
+                            and switches_after is not None:
+                        switches_per_request[name].append(
+                            (switches_after - switches_before) / row[4])
                     if row is None:
                         notes[name].add("ab failed")
+                    elif row[4] and cpu_before is not None and cpu_after is not None:
+                        cpu_per_request[name].append((cpu_after - cpu_before) / row[4])
+                cpu_seconds = process_cpu_seconds(proc.pid)
+                perf_fds = perf_event_fds(proc.pid)
                 if not stop(proc, 180):
                     notes[name].add("killed at exit")
                 running.remove(proc)
                 log.close()
+                if (hprof is not None and "cpu=samples" in hprof
+                        or asprof in ("event=cpu", "event=ctimer")):
+                    # Which timer: a perf-event descriptor per thread, or none (POSIX timers).
+                    if perf_fds is not None:
+                        notes[name].add("perf events" if perf_fds > 0 else "no perf events")
+                    taken = cpu_samples_taken(log_path, out, a.jdk)
+                    if taken is not None and cpu_seconds:
+                        rates[name].append(taken / cpu_seconds)
                 if row is not None:
                     results[name].append(row)
                     if row[3]:

@@ -14,7 +14,7 @@
 # --build: build directory with lib/libhprof.so and src/jvmprof/jvmprof (default: build next to
 # bench/); --rounds (3); --duration: measured seconds per run (20); --warmup: seconds of load
 # before measuring (8); --clients (50); --only: run only the configurations whose name contains
-# one of the substrings (no agent always runs). Environment: JDK17_HOME (default
+# one of the substrings, or is exactly NAME for an item =NAME (no agent always runs). Environment: JDK17_HOME (default
 # /usr/lib/jvm/java-17-openjdk-amd64, Debian's Tomcat 10 runs on it), ASPROF_LIB.
 # Installs tomcat10 and apache2-utils with apt-get when they are missing (the benchmark's own
 # dependencies; the build and the tests do not need them). Takes about 35 s per configuration

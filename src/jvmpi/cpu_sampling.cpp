@@ -239,9 +239,10 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
   }
   if (!install_handler()) return JVMPI_NOT_AVAILABLE;
   if (!g_timer_chosen.load()) {
-    // Once per process: threads keep the perf events they opened across stop and start.
+    // Once per process, for the first interval: threads keep the perf events they opened across
+    // stop and start.
     bool required = false;
-    const cpu_timers::Kind kind = cpu_timers::choose(&required);
+    const cpu_timers::Kind kind = cpu_timers::choose(interval_ns, &required);
     if (required && !cpu_timers::is_perf(kind)) {
       log_error("JVMPI_SAMPLER_TIMER asks for perf events, but this kernel refuses them (%s)",
                 "perf_event_paranoid, seccomp or no CONFIG_PERF_EVENTS");

@@ -75,7 +75,14 @@ const char* name(Kind kind) {
   return "posix";
 }
 
-Kind choose(bool* required) {
+jlong tick_ns() {
+  // CLOCK_MONOTONIC_COARSE advances once per tick, and its resolution is that step.
+  timespec resolution{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
+  return static_cast<jlong>(resolution.tv_sec) * 1000000000LL + resolution.tv_nsec;
+}
+
+Kind choose(jlong interval_ns, bool* required) {
   *required = false;
   const char* want = std::getenv("JVMPI_SAMPLER_TIMER");
   auto is = [want](const char* value) { return want != nullptr && std::strcmp(want, value) == 0; };
@@ -86,6 +93,14 @@ Kind choose(bool* required) {
   } else if (want != nullptr && *want != '\0' && !is("auto")) {
     log_error("JVMPI_SAMPLER_TIMER=%s: expected auto, perf, perf_kernel or posix; using auto",
               want);
+  }
+  if (!*required) {
+    // A POSIX CPU timer is checked at the tick: at two ticks or more per interval it still fires
+    // about once per interval of CPU, and it adds nothing to the thread's context switches, where
+    // a perf event's hrtimer is cancelled and started again (about 2 us per switch measured on a
+    // paravirtualised 2-CPU guest: bench/README.md, server benchmark).
+    const jlong tick = tick_ns();
+    if (tick > 0 && interval_ns >= 2 * tick) return Kind::kPosixCpuClock;
   }
   // A probe on the calling thread, never enabled: refused under perf_event_paranoid 3, by a
   // seccomp filter, or by a kernel without perf events.

@@ -8,8 +8,11 @@
 //    signal); JVMPI_SAMPLER_TIMER=perf_kernel samples kernel mode too where that is allowed;
 //  - POSIX timers on the thread's CPU clock (timer_create, SIGEV_THREAD_ID): the kernel checks
 //    them at its scheduler tick, so below the tick one signal stands for several intervals.
-// Perf events are used where the kernel allows them (perf_event_paranoid <= 2, no seccomp filter
-// against them); JVMPI_SAMPLER_TIMER=posix forces the POSIX timers.
+// By default (auto) POSIX timers serve intervals of at least two ticks, where the tick costs them
+// no resolution, and perf events shorter ones where the kernel allows them (perf_event_paranoid
+// <= 2, no seccomp filter against them): a perf event is stopped and restarted at every context
+// switch of its thread, which a busy server does thousands of times a second, while a POSIX CPU
+// timer costs nothing at a switch. JVMPI_SAMPLER_TIMER=perf or posix forces one kind.
 #pragma once
 
 #include <jni.h>
@@ -28,11 +31,15 @@ inline bool is_perf(Kind kind) {
 // "perf", "perf_kernel" or "posix", as the statistics line prints it.
 const char* name(Kind kind);
 
-// The kind to use: JVMPI_SAMPLER_TIMER (auto, perf, perf_kernel or posix; anything else gets
-// one error line and counts as auto) and whether the kernel lets the calling thread open such a
-// perf event (auto: a user-mode one). Sets *required when the user asked for perf events
-// explicitly (no fallback to POSIX timers wanted).
-Kind choose(bool* required);
+// The kind to use for sampling every `interval_ns`: JVMPI_SAMPLER_TIMER (auto, perf, perf_kernel
+// or posix; anything else gets one error line and counts as auto), the interval against the
+// kernel's tick (auto), and whether the kernel lets the calling thread open such a perf event
+// (auto: a user-mode one). Sets *required when the user asked for perf events explicitly (no
+// fallback to POSIX timers wanted).
+Kind choose(jlong interval_ns, bool* required);
+
+// The kernel's scheduler tick in ns (the resolution of its coarse clocks), 0 if unknown.
+jlong tick_ns();
 
 // A perf event counting thread `tid`'s CPU time, signalling it with `signo` every `interval_ns`,
 // enabled; kernel mode sampled or not as choose() found allowed. Returns the file descriptor, or -1

@@ -4,6 +4,7 @@
 // robustness runs (hproftest.SamplerStress) that must end cleanly with a well-formed profile.
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,9 +44,20 @@ std::string TimerKind(const std::string& err) {
   return std::regex_search(err, m, kTimer) ? m[1].str() : std::string();
 }
 
-// The timer the runtime must choose here, asked independently of it: "perf" where this process
-// may open a user-mode task-clock perf event on its own thread, else "posix".
-std::string TimerThisKernelAllows() {
+// The kernel's tick in ns: the resolution of its coarse clock.
+long long TickNs() {
+  timespec resolution{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0) return 0;
+  return resolution.tv_sec * 1000000000LL + resolution.tv_nsec;
+}
+
+// The timer the runtime must choose here for `interval_ms`, asked independently of it: "posix"
+// when the interval is two ticks or more (a POSIX CPU timer loses nothing to the tick there and
+// costs nothing at a context switch), else "perf" where this process may open a user-mode
+// task-clock perf event on its own thread, else "posix".
+std::string TimerThisKernelAllows(int interval_ms) {
+  const long long tick = TickNs();
+  if (tick > 0 && interval_ms * 1000000LL >= 2 * tick) return "posix";
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
@@ -78,13 +90,15 @@ void CheckSplit(CpuSamplerTest& test, const RunResult& run, const Profile& p, in
   const auto sampler = Fields(run.err, "jvmpi: cpu sampler:");
   ASSERT_EQ(sampler.count("signals"), 1u) << "no sampler statistics\n" << run.describe();
   ASSERT_EQ(TimerKind(run.err), timer) << run.describe();
-  if (timer == "perf") {
+  const long long tick = TickNs();
+  if (timer == "perf" || (tick > 0 && interval_ms * 1000000LL >= 2 * tick)) {
     // A perf event signals its thread every interval of CPU time (the kernel skips the ones that
-    // fall in kernel mode and the next signal carries that time), so the main thread alone gets
-    // about one signal per interval of its CPU. A tick-driven POSIX timer gets a quarter of that
-    // at 1 ms on a 250 Hz kernel.
+    // fall in kernel mode and the next signal carries that time), and so does a POSIX timer whose
+    // interval spans two ticks or more, so the main thread alone gets about one signal per
+    // interval of its CPU. A tick-driven POSIX timer gets a quarter of that at 1 ms on a 250 Hz
+    // kernel.
     EXPECT_GE(sampler.at("signals"), 0.85 * truth.at("cpu_ns") / (interval_ms * 1e6))
-        << "the perf-event timer did not signal every interval\n"
+        << "the " << timer << " timer did not signal every interval\n"
         << run.describe();
   }
   ASSERT_WELL_FORMED(p, run);
@@ -169,7 +183,7 @@ void CpuSamplerTest::RunSplit(int interval_ms, const std::string& timer) {
   command.env.emplace_back("JVMPI_SAMPLER_STATS", "1");
   command.env.emplace_back("JVMPI_SAMPLER_TIMER", timer);
   const RunResult run = Run(command);
-  const std::string expected = timer == "auto" ? TimerThisKernelAllows() : timer;
+  const std::string expected = timer == "auto" ? TimerThisKernelAllows(interval_ms) : timer;
   CheckSplit(*this, run, ReadProfile(), interval_ms, expected);
 }
 
