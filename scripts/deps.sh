@@ -6,22 +6,25 @@
 #
 #   deps.sh --main-job   the build of the agents, jvmprof and the demo, and packaging (cpack):
 #                        compiler, CMake, Ninja, ccache, JDK 17, gtest, JSON, zlib, protobuf,
-#                        cpp-httplib, SQLite and libpq (the profile store), dpkg-dev (about
+#                        cpp-httplib, SQLite and libpq (the profile store), OpenSSL (net=
+#                        over TLS), dpkg-dev (about
 #                        190 packages with their dependencies, 0.75 GiB on a bare Debian 12;
 #                        scripts/setup.sh installs only these)
 #   deps.sh --tests      those and what the tests add: clang and libFuzzer (fuzzing), VisualVM's
 #                        heap library, Debian's H2, Lucene, Xalan and Jython (real programs),
 #                        Python with jsonschema and Selenium, Chromium and its driver (the web UI),
-#                        Go (go tool pprof), PostgreSQL 15 (the shared profile store's tests)
+#                        Go (go tool pprof), PostgreSQL 15 (the shared profile store's tests),
+#                        openssl and iproute2 (the TLS test's certificates and namespaces)
 #                        (about 290 packages more, 1.6 GiB more)
 #   deps.sh              the same as --tests
 source "$(dirname "$0")/script_args.sh"
 script_args_help "$@"
 main_job_packages=(g++ cmake ninja-build ccache pkg-config openjdk-17-jdk-headless libgtest-dev
   nlohmann-json3-dev zlib1g-dev libprotobuf-dev protobuf-compiler libcpp-httplib-dev
-  libsqlite3-dev libpq-dev dpkg-dev file)
+  libsqlite3-dev libpq-dev libssl-dev dpkg-dev file)
 test_packages=(groff-base clang libclang-rt-dev visualvm libh2-java liblucene4.10-java libxalan2-java jython
-  python3 python3-jsonschema python3-selenium chromium chromium-driver golang-go postgresql-15)
+  python3 python3-jsonschema python3-selenium chromium chromium-driver golang-go postgresql-15
+  openssl iproute2)
 case "${1:-}" in
   --main-job) packages=("${main_job_packages[@]}") ;;
   "" | --tests) packages=("${main_job_packages[@]}" "${test_packages[@]}") ;;

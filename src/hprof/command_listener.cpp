@@ -237,7 +237,9 @@ bool serve_commands(int fd) {
 void serve_connections() {
   Profile& p = profile();
   int fd = p.output.socket();
-  for (;;) {
+  // A collector not reached at start (period=): commands once it is.
+  if (fd < 0) fd = p.output.next_connection(-1);
+  while (fd >= 0) {
     write_settings(0);
     if (!serve_commands(fd)) return;
     // With period= the output reconnects; commands are served on each new connection, once its
@@ -256,7 +258,7 @@ void listener_main(void*) {
 }  // namespace
 
 bool start_command_listener() {
-  if (profile().output.socket() < 0) return true;
+  if (!profile().output.net()) return true;
   g_sampling_on = true;  // a new session (attach) starts as its options say
   g_tracking = -1;
   g_listener_running.store(true);

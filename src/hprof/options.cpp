@@ -134,6 +134,14 @@ bool parse_one(const std::string& name, const std::string& value, Options& o, bo
     o.net_port = port;
     return true;
   }
+  if (name == "nettls" || name == "nettoken") {
+    if (value.empty()) {
+      error = "option " + name + " needs a file name";
+      return false;
+    }
+    (name == "nettls" ? o.net_tls_ca : o.net_token_file) = value;
+    return true;
+  }
   if (name == "sample") {
     o.sample_given = true;
     long long bytes = 0;
@@ -287,6 +295,10 @@ bool parse_options(const char* text, Options& o, std::string& error) {
     error = "options file and net cannot both be given";
     return false;
   }
+  if (!o.net() && (!o.net_tls_ca.empty() || !o.net_token_file.empty())) {
+    error = "options nettls and nettoken need net=<host>:<port>";
+    return false;
+  }
   if (o.binary && o.monitor) {
     error = "option format=b cannot be used with monitor=y";
     return false;
@@ -325,6 +337,9 @@ format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
 net=<host>:<port>      send data over a socket        off
 netqueue=<bytes>       net=: queue for a slow reader  16m
+nettls=<CA file>       net=: TLS, collector's cert    off (loopback only)
+                       signed by this CA
+nettoken=<file>        net=: token sent first         none
 period=<seconds>       send each period's deltas      off
 label=<k=v;k2=v2>      net=: labels sent at connect   none
 depth=<size>           stack trace depth              4
@@ -370,6 +385,12 @@ Notes
     it; beyond that, thread start/end and WAIT events are dropped, counted on stderr and in the
     stream (a DROPPED line; format=b: a DROPPED note record). At exit the agent waits for the
     front end while it reads, but gives up after 10 s without progress.
+  - net= to an address that is not loopback needs nettls=ca.pem: the agent connects over TLS
+    only to a collector whose certificate ca.pem signed for the host name or IP address in
+    net=, since the collector can send commands to the JVM. nettoken=FILE (readable only by
+    its owner, read once at start) sends the token in FILE first on every connection; the
+    collector (jvmprof serve --agent-token) drops a connection without it. With period= a
+    collector that cannot be reached or trusted is retried; the program runs on.
   - period=10: every 10 s a PERIOD block carries what the period added (CPU samples or
     cpu=times costs, allocation sites, monitor contention), with its start and end times;
     format=b puts it in a record JDK 8's readers skip. The cumulative reports stay as they are.

@@ -28,6 +28,8 @@ struct Options {
   std::string net_host;
   int net_port = 0;
   size_t net_queue_bytes = size_t{16} << 20;  // netqueue=: bytes held for a slow front end
+  std::string net_tls_ca;      // nettls=: CA file; the collector's certificate is checked
+  std::string net_token_file;  // nettoken=: file with the token sent first on each connection
   // period=: every this many seconds, what the period added (CPU samples or times, allocation
   // sites, monitor contention) as a PERIOD block; 0 = no periods (JDK 8's stream).
   int period_seconds = 0;

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "tls_connection.h"
+
 namespace hprof::agent {
 namespace {
 
@@ -84,20 +86,71 @@ int Output::connect_once(std::string& error) {
     error = "cannot connect to " + host_ + ":" + port + " for net=: " + std::strerror(last_errno);
     return -1;
   }
-  // Blocking again: the writer thread's send() waits for the front end, by design.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (tls_ != nullptr) {
+    // The pipe's socket stands in for the TCP one (blocking, as below).
+    fd = tls_->secure(fd, host_, kConnectTimeout, &closing_now_, kStallLimit, error);
+    if (fd < 0) {
+      error = "net=" + host_ + ":" + port + ": " + error;
+      return -1;
+    }
+  } else {
+    // Blocking again: the writer thread's send() waits for the front end, by design.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  }
+  // The token first, before anything else on every connection; a fresh socket takes it at once.
+  if (!token_frame_.empty() && ::send(fd, token_frame_.data(), token_frame_.size(), MSG_NOSIGNAL) !=
+                                   static_cast<ssize_t>(token_frame_.size())) {
+    error = "cannot send the token to " + host_ + ":" + port + ": " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
   return fd;
+}
+
+bool Output::prepare_net(const Options& options, std::string& error) {
+  bool loopback = false;
+  if (!is_loopback_host(options.net_host, loopback, error)) return false;
+  if (!loopback && options.net_tls_ca.empty()) {
+    error = "net=" + options.net_host +
+            " is not a loopback address: give nettls=<CA file> to check the collector's "
+            "certificate (it can send commands to this JVM)";
+    return false;
+  }
+  if (!options.net_token_file.empty()) {
+    token_frame_ = read_token_frame(options.net_token_file, error);
+    if (token_frame_.empty()) return false;
+  }
+  if (!options.net_tls_ca.empty()) {
+    tls_ = std::make_unique<TlsClient>();
+    if (!tls_->init(options.net_tls_ca, error)) return false;
+  }
+  return true;
 }
 
 bool Output::open(const Options& options, std::string& error) {
   if (options.net()) {
     host_ = options.net_host;
     port_ = options.net_port;
-    const int fd = connect_once(error);
-    if (fd < 0) return false;
-    fd_ = socket_ = fd;
-    connections_ = 1;
+    if (!prepare_net(options, error)) return false;
     name_ = options.net_host + ":" + std::to_string(options.net_port);
+    // A stream that reconnects (period=, format=a) does so from the start, also when the
+    // collector drops it before the period writer has set its hello (a refused token), and
+    // waits for a collector that is not there yet or cannot be trusted: the program runs on.
+    const bool reconnects = options.period_seconds > 0 && !options.binary;
+    const int fd = connect_once(error);
+    if (fd >= 0) {
+      fd_ = socket_ = fd;
+      connections_ = 1;
+    } else if (reconnects) {
+      std::fprintf(stderr, "hprof: net=: %s; retrying\n", error.c_str());
+      last_connect_error_ = error;
+      link_ = Link::kDown;
+    } else {
+      return false;
+    }
+    reconnect_ = reconnects;
+    await_handler_ = reconnects;
+    net_ = true;
     text_notes_ = !options.binary;
     capacity_ = options.net_queue_bytes;
     last_progress_ = std::chrono::steady_clock::now();
@@ -222,7 +275,7 @@ void Output::note_drops_locked() {
 }
 
 bool Output::admit_event(size_t bytes, bool droppable) {
-  if (socket_ < 0) return true;
+  if (!net_) return true;
   std::lock_guard lock(mutex_);
   if (!failed_ && !given_up_ && link_ == Link::kUp &&
       (!droppable || pending_locked() + bytes <= capacity_)) {
@@ -244,6 +297,11 @@ bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
     const int fd = connect_once(error);
     lock.lock();
     ++attempts;
+    // Each new reason once (a collector whose certificate is refused would say so every retry).
+    if (fd < 0 && error != last_connect_error_) {
+      std::fprintf(stderr, "hprof: net=: %s; retrying\n", error.c_str());
+      last_connect_error_ = error;
+    }
     if (fd >= 0) {
       if (closing_) {
         ::close(fd);
@@ -253,7 +311,9 @@ bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
       fd_ = socket_ = fd;
       ++connections_;
       last_progress_ = std::chrono::steady_clock::now();
-      std::fprintf(stderr, "hprof: net=: reconnected to %s (attempt %llu)\n", name_.c_str(),
+      last_connect_error_.clear();
+      std::fprintf(stderr, "hprof: net=: %s %s (attempt %llu)\n",
+                   connections_ == 1 ? "connected to" : "reconnected to", name_.c_str(),
                    static_cast<unsigned long long>(attempts));
       link_ = on_reconnect_ ? Link::kHello : Link::kUp;
       if (on_reconnect_) {
@@ -274,8 +334,10 @@ bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
 void Output::writer_main() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    queued_.wait(
-        lock, [this] { return !queue_.empty() || closing_ || given_up_ || link_ == Link::kDown; });
+    // A first connection that failed is retried once the hello's writer is known.
+    queued_.wait(lock, [this] {
+      return !queue_.empty() || closing_ || given_up_ || (link_ == Link::kDown && !await_handler_);
+    });
     if (given_up_ || failed_) return;
     if (link_ == Link::kDown) {
       if (closing_ || !reconnect(lock)) return;
@@ -330,9 +392,11 @@ void Output::writer_main() {
 
 void Output::enable_reconnect(std::function<void()> on_reconnect) {
   std::lock_guard lock(mutex_);
-  if (socket_ < 0) return;
+  if (!net_) return;
   reconnect_ = true;
   on_reconnect_ = std::move(on_reconnect);
+  await_handler_ = false;
+  queued_.notify_all();
 }
 
 bool Output::link_up() {
@@ -380,14 +444,14 @@ int Output::next_connection(int old_fd) {
   link_changed_.wait(lock, [&] {
     return closing_ || failed_ || given_up_ || (link_ == Link::kUp && socket_ != old_fd);
   });
-  if (socket_ != old_fd) ::close(old_fd);
+  if (socket_ != old_fd && old_fd >= 0) ::close(old_fd);
   if (closing_ || failed_ || given_up_) return -1;
   return socket_;
 }
 
 void Output::write(const void* data, size_t size) {
   std::unique_lock lock(mutex_);
-  if (socket_ >= 0) {
+  if (net_) {
     queue_locked(lock, data, size);
     return;
   }
@@ -404,7 +468,7 @@ void Output::write(const void* data, size_t size) {
 
 void Output::drain() {
   std::unique_lock lock(mutex_);
-  if (socket_ >= 0) {
+  if (net_) {
     if (!wait_with_progress(lock, [this] { return pending_locked() == 0; }) && !failed_)
       give_up_locked("has read nothing for 10 s");
     return;
@@ -431,7 +495,7 @@ void Output::count_dropped(size_t bytes) {
 
 bool Output::take_drops_to_note(Drops& totals) {
   std::lock_guard lock(mutex_);
-  if (socket_ < 0 || failed_ || given_up_ || drops_.events == noted_.events) return false;
+  if (!net_ || failed_ || given_up_ || drops_.events == noted_.events) return false;
   noted_ = totals = drops_;
   return true;
 }
@@ -447,7 +511,7 @@ int Output::waiting_writers() {
 }
 
 void Output::flush() {
-  if (socket_ >= 0) return;  // the writer thread sends as soon as bytes are queued
+  if (net_) return;  // the writer thread sends as soon as bytes are queued
   std::lock_guard lock(mutex_);
   write_locked(buffer_.data(), buffer_.size());
   buffer_.clear();
@@ -455,7 +519,7 @@ void Output::flush() {
 }
 
 void Output::close() {
-  if (socket_ >= 0) {
+  if (net_) {
     {
       std::lock_guard lock(mutex_);
       if (!failed_ && !given_up_) note_drops_locked();
@@ -485,6 +549,9 @@ void Output::close() {
   file_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = socket_ = -1;
+  net_ = false;
+  // TLS: each connection's pipe sends what it still holds, then its close_notify.
+  if (tls_ != nullptr) tls_->close_all();
 }
 
 }  // namespace hprof::agent

@@ -16,6 +16,11 @@
 // connection first gets a hello (header, identity, traces: the new stream must stand alone),
 // written by the thread the reconnect handler wakes, inside a HelloScope; other writes are
 // dropped until it ends.
+//
+// nettls= / nettoken=: every connection (the first and each reconnect) makes its TLS handshake
+// and sends its token before anything else; TLS runs under the same socket interface (see
+// tls::Pipe), so a TLS collector that reads slowly fills the queue exactly as a TCP one does.
+// With period= (format=a) a first connection that fails is retried like a lost one.
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,7 @@
 
 #include "file_appender.h"
 #include "options.h"
+#include "tls_connection.h"
 
 namespace hprof::agent {
 
@@ -116,6 +122,8 @@ class Output {
   // The socket, for the command listener (-1 when writing to a file); with reconnect, the first
   // connection's (next_connection gives the later ones).
   int socket() const { return socket_; }
+  // Whether the output is a collector's connection (net=), reached yet or not.
+  bool net() const { return net_; }
   const std::string& name() const { return name_; }
   // Bytes written to the file around the page cache (directio=y; 0 for net=).
   uint64_t direct_bytes();
@@ -130,8 +138,11 @@ class Output {
   bool wait_with_progress(std::unique_lock<std::mutex>& lock, Done done);
   void give_up_locked(const char* why);
   void lose_connection_locked(const char* why);
-  // Connects to host_:port_ (non-blocking connect, kConnectTimeout); -1 with one line in `error`.
+  // Connects to host_:port_ (non-blocking connect, kConnectTimeout; then the TLS handshake
+  // with nettls=, and the token with nettoken=); -1 with one line in `error`.
   int connect_once(std::string& error);
+  // net=: refuses a non-loopback collector without TLS, reads the token, loads the CA.
+  bool prepare_net(const Options& options, std::string& error);
   // Reconnects with backoff until connected (true) or closing (false); called without mutex_.
   bool reconnect(std::unique_lock<std::mutex>& lock);
   bool admit_event(size_t bytes, bool droppable);
@@ -149,7 +160,10 @@ class Output {
   bool failed_ = false;
 
   // net=
-  bool text_notes_ = false;  // format=a: drops are noted in the stream with a DROPPED line
+  bool net_ = false;  // writing to a collector (socket_ is -1 while it has never been reached)
+  std::unique_ptr<TlsClient> tls_;  // nettls=
+  std::string token_frame_;         // nettoken=: the first bytes of every connection
+  bool text_notes_ = false;         // format=a: drops are noted in the stream with a DROPPED line
   size_t capacity_ = 0;
   std::string queue_;     // bytes not yet taken by the writer thread
   size_t in_flight_ = 0;  // bytes the writer thread is sending
@@ -168,6 +182,8 @@ class Output {
   bool reconnect_ = false;
   Link link_ = Link::kUp;
   std::function<void()> on_reconnect_;
+  bool await_handler_ = false;      // period=: a lost link is retried once on_reconnect_ is set
+  std::string last_connect_error_;  // reported once while it stays the same
   std::string host_;
   int port_ = 0;
   uint64_t connections_ = 0;

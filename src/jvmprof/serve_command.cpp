@@ -24,6 +24,7 @@
 
 #include "history_recorder.h"
 #include "jvm_identity.h"
+#include "session_auth.h"
 #include "session_registry.h"
 #include "spool_dir.h"
 #include "web_server.h"
@@ -35,6 +36,7 @@ void usage(std::FILE* out) {
   std::fprintf(
       out,
       "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--allow-host NAME]...\n"
+      "                     [--tls-cert FILE --tls-key FILE] [--agent-token FILE]\n"
       "                     [--command-timeout SECONDS] [--max-record MIB]\n"
       "                     [--store PATH|URI|default [--retention DURATION]] [FILES...]\n\n"
       "Receives the profiles of JVMs started with -agentlib:hprof=...,net=HOST:P (format=a\n"
@@ -43,7 +45,11 @@ void usage(std::FILE* out) {
       "  --port P             the port agents connect to (default 7370; 0: any free port)\n"
       "  --ui-port U          the web UI's port (default 7371; 0: any free port)\n"
       "  --bind ADDR          the address both listen on (default 127.0.0.1, loopback only;\n"
-      "                       anything else exposes HPROF's unauthenticated commands)\n"
+      "                       any other needs --tls-cert and --tls-key)\n"
+      "  --tls-cert FILE      agents connect over TLS with this PEM certificate (chain);\n"
+      "  --tls-key FILE       its private key (agents: nettls=<CA file>)\n"
+      "  --agent-token FILE   agents must send this file's token first (nettoken=FILE);\n"
+      "                       others are dropped before anything they send is read\n"
       "  --allow-host NAME    another Host name the UI answers to (e.g. behind a tunnel)\n"
       "  --command-timeout S  how long a command waits for its answer (default 30)\n"
       "  --max-record MIB     largest binary record accepted from an agent (default 256)\n"
@@ -101,7 +107,7 @@ store::JvmIdentity stored_identity(const JvmIdentity& jvm) {
   return s;
 }
 
-void accept_agents(int listen_fd, SessionRegistry& registry, std::atomic<bool>& stop) {
+void accept_agents(int listen_fd, AgentGate& gate, std::atomic<bool>& stop) {
   while (!stop) {
     pollfd pfd{listen_fd, POLLIN, 0};
     if (::poll(&pfd, 1, 200) <= 0) continue;
@@ -109,18 +115,9 @@ void accept_agents(int listen_fd, SessionRegistry& registry, std::atomic<bool>& 
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    timeval send_timeout{5, 0};  // a command never hangs an HTTP handler for long
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
     char ip[INET_ADDRSTRLEN] = "?";
     ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
-    const std::string name =
-        std::string("JVM at ") + ip + ":" + std::to_string(ntohs(peer.sin_port));
-    if (auto s = registry.add(name, fd, true, 0)) {
-      std::printf("jvmprof serve: %s connected (profile %u)\n", name.c_str(), s->id());
-    } else {
-      std::printf("jvmprof serve: %s refused: too many profiles open\n", name.c_str());
-    }
-    std::fflush(stdout);
+    gate.admit(fd, std::string("JVM at ") + ip + ":" + std::to_string(ntohs(peer.sin_port)));
   }
 }
 
@@ -139,6 +136,7 @@ int run_serve(std::span<char* const> args) {
   std::vector<std::string> files;
   std::string store_location;
   store::RetentionPolicy retention;
+  AgentAuthOptions auth;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
     const bool has_value = i + 1 < args.size();
@@ -163,6 +161,11 @@ int run_serve(std::span<char* const> args) {
     } else if (a == "--allow-host") {
       if (!has_value) return bad("a host name");
       web.extra_hosts.push_back(args[++i]);
+    } else if (a == "--tls-cert" || a == "--tls-key" || a == "--agent-token") {
+      if (!has_value) return bad("a file");
+      (a == "--tls-cert"  ? auth.cert_file
+       : a == "--tls-key" ? auth.key_file
+                          : auth.token_file) = args[++i];
     } else if (a == "--store") {
       if (!has_value) return bad("a SQLite file, 'default' or a postgresql:// URI");
       store_location = args[++i];
@@ -179,6 +182,20 @@ int run_serve(std::span<char* const> args) {
   }
   if (retention.retention_ms > 0 && store_location.empty()) {
     std::fprintf(stderr, "jvmprof serve: --retention needs --store\n");
+    return 2;
+  }
+  if (auth.cert_file.empty() != auth.key_file.empty()) {
+    std::fprintf(stderr, "jvmprof serve: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  // Agents take commands (exit, heap dump) from this port: beyond loopback only over TLS.
+  in_addr bind_addr{};
+  if (::inet_pton(AF_INET, web.bind.c_str(), &bind_addr) == 1 &&
+      (ntohl(bind_addr.s_addr) >> 24) != 127 && auth.cert_file.empty()) {
+    std::fprintf(stderr,
+                 "jvmprof serve: --bind %s is not a loopback address: agents must connect over "
+                 "TLS (--tls-cert FILE --tls-key FILE; see docs/jvmprof-serve.md)\n",
+                 web.bind.c_str());
     return 2;
   }
   // Block the stop signals in every thread; one thread waits for them.
@@ -236,6 +253,12 @@ int run_serve(std::span<char* const> args) {
     registry.add(f, fd, false, static_cast<uint64_t>(st.st_size));
   }
   std::string error;
+  std::atomic<bool> stop{false};
+  AgentGate gate(registry, stop);
+  if (!gate.init(auth, error)) {
+    std::fprintf(stderr, "jvmprof serve: %s\n", error.c_str());
+    return 1;
+  }
   int agent_port = 0;
   const int listen_fd = listen_socket(web.bind, static_cast<int>(port), agent_port, error);
   if (listen_fd < 0) {
@@ -251,20 +274,20 @@ int run_serve(std::span<char* const> args) {
     ::close(listen_fd);
     return 1;
   }
-  if (web.bind != "127.0.0.1")
+  if (web.bind != "127.0.0.1" && !gate.token())
     std::fprintf(stderr,
-                 "jvmprof serve: warning: listening on %s, not loopback only: anyone who can "
-                 "reach the agent port can send HPROF commands to the JVMs\n",
+                 "jvmprof serve: warning: listening on %s without --agent-token: anyone who can "
+                 "reach the agent port can send a profile\n",
                  web.bind.c_str());
-  std::printf("jvmprof serve: agents: -agentlib:hprof=cpu=samples,heap=sites,net=%s:%d\n",
-              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), agent_port);
+  std::printf("jvmprof serve: agents: -agentlib:hprof=cpu=samples,heap=sites,net=%s:%d%s%s\n",
+              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), agent_port,
+              gate.tls() ? ",nettls=<CA file>" : "", gate.token() ? ",nettoken=<file>" : "");
   std::printf("jvmprof serve: UI: http://%s:%d/?token=%s\n",
               web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), bound_ui, web.token.c_str());
   std::fflush(stdout);
 
-  std::atomic<bool> stop{false};
   std::atomic<bool> server_ended{false};
-  std::thread acceptor(accept_agents, listen_fd, std::ref(registry), std::ref(stop));
+  std::thread acceptor(accept_agents, listen_fd, std::ref(gate), std::ref(stop));
   std::thread signals([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -285,6 +308,16 @@ int run_serve(std::span<char* const> args) {
   signals.join();
   ::close(listen_fd);
   registry.stop_all();
+  gate.join_all();
+  if (gate.tls() || gate.token()) {
+    const auto c = gate.counters();
+    std::printf(
+        "jvmprof serve: agents: %llu admitted, %llu refused without TLS, %llu without the "
+        "token, %llu while busy\n",
+        static_cast<unsigned long long>(c.admitted), static_cast<unsigned long long>(c.refused_tls),
+        static_cast<unsigned long long>(c.refused_token),
+        static_cast<unsigned long long>(c.refused_busy));
+  }
   registry.clear();  // removes the spool files
   remove_spool_dir(limits.spool_dir);
   if (history) {
