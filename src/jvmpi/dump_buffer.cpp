@@ -5,6 +5,9 @@
 #include <sys/mman.h>
 
 namespace jvmpi {
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+}  // namespace
 
 DumpBuffer::~DumpBuffer() {
   if (data_ != nullptr) munmap(data_, capacity_);
@@ -12,7 +15,7 @@ DumpBuffer::~DumpBuffer() {
 
 char* DumpBuffer::reserve(size_t n) {
   if (!failed_ && size_ + n > capacity_) {
-    size_t capacity = capacity_ == 0 ? size_t{1} << 20 : capacity_;
+    size_t capacity = capacity_ == 0 ? kHugePage : capacity_;
     while (capacity < size_ + n) capacity *= 2;
     void* p = data_ == nullptr ? mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -22,6 +25,11 @@ char* DumpBuffer::reserve(size_t n) {
     } else {
       data_ = static_cast<char*>(p);
       capacity_ = capacity;
+      // A heap dump writes tens of bytes per object: in 4 KiB pages that is a page fault every
+      // hundred objects, a cost on the order of the walk's own (measured under a hypervisor). Huge
+      // pages, where the system grants them on request, fault once per 2 MiB. Advice only: on
+      // failure the buffer works as before.
+      madvise(data_, capacity_, MADV_HUGEPAGE);
     }
   }
   if (failed_) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dumped_objects.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,39 @@ std::shared_ptr<Table> current() {
 
 }  // namespace
 
+Collector& Collector::operator=(Collector&& other) noexcept {
+  if (this == &other) return *this;
+  if (by_step_ != nullptr) munmap(by_step_, mapped_bytes_);
+  base_ = other.base_;
+  by_step_ = other.by_step_;
+  steps_ = other.steps_;
+  mapped_bytes_ = other.mapped_bytes_;
+  others_ = std::move(other.others_);
+  other.by_step_ = nullptr;
+  other.steps_ = 0;
+  other.mapped_bytes_ = 0;
+  return *this;
+}
+
+Collector::~Collector() {
+  if (by_step_ != nullptr) munmap(by_step_, mapped_bytes_);
+}
+
+bool Collector::grow(size_t steps) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  size_t bytes = mapped_bytes_ == 0 ? kHugePage : mapped_bytes_;
+  while (bytes / sizeof(Entry) < steps) bytes *= 2;
+  void* p = by_step_ == nullptr
+                ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : mremap(by_step_, mapped_bytes_, bytes, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) return false;
+  madvise(p, bytes, MADV_HUGEPAGE);   // advice only
+  by_step_ = static_cast<Entry*>(p);  // fresh pages read as zero: no object
+  mapped_bytes_ = bytes;
+  steps_ = bytes / sizeof(Entry);
+  return true;
+}
+
 void Collector::seal() {
   std::sort(others_.begin(), others_.end(),
             [](const Object& a, const Object& b) { return a.tag < b.tag; });
@@ -40,7 +75,7 @@ void Collector::seal() {
 
 bool Collector::find(jlong tag, Object& found) const {
   const jlong step = (tag - base_) >> 3;
-  if (tag > base_ && (tag & 7) == 0 && static_cast<size_t>(step) < by_step_.size()) {
+  if (tag > base_ && (tag & 7) == 0 && static_cast<size_t>(step) < steps_) {
     const Entry& e = by_step_[static_cast<size_t>(step)];
     found = {tag, e.class_tag, e.size};
     return e.class_tag != 0;

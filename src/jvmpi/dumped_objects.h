@@ -11,7 +11,7 @@
 #include <jni.h>
 #include <jvmpi.h>
 
-#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "class_layouts.h"
@@ -33,13 +33,18 @@ class Collector {
   // `first_walk_tag`: object_ids::new_tag() taken before the walk; every tag the walk gives out is
   // greater.
   explicit Collector(jlong first_walk_tag) : base_(first_walk_tag) {}
+  Collector(Collector&& other) noexcept { *this = std::move(other); }
+  Collector& operator=(Collector&& other) noexcept;
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+  ~Collector();
 
   void add(jlong tag, jlong class_tag, jlong size) {
     if (class_tag == 0) return;  // a record's class is needed to answer for it
     const jlong step = (tag - base_) >> 3;
     if (tag > base_ && (tag & 7) == 0 && step < kMaxStep) {
       const size_t i = static_cast<size_t>(step);
-      if (i >= by_step_.size()) by_step_.resize(std::max(i + 1, 2 * by_step_.size()));
+      if (i >= steps_ && !grow(i + 1)) return;  // out of memory: that object goes unanswered
       by_step_[i] = {class_tag, size};
     } else {
       others_.push_back({tag, class_tag, size});
@@ -59,8 +64,14 @@ class Collector {
   // a safepoint); a tag this far above the first is kept apart rather than growing the array.
   static constexpr jlong kMaxStep = jlong{1} << 31;
 
-  jlong base_;
-  std::vector<Entry> by_step_;  // index (tag - base_) / 8
+  // Makes room for `steps` entries (new ones zero). The array is mapped memory grown in place
+  // (mremap), in huge pages where granted: it is written at the walk's pace, one entry per object.
+  bool grow(size_t steps);
+
+  jlong base_ = 0;
+  Entry* by_step_ = nullptr;  // index (tag - base_) / 8
+  size_t steps_ = 0;          // entries usable
+  size_t mapped_bytes_ = 0;
   std::vector<Object> others_;  // any order, repeats allowed
 };
 
