@@ -6,7 +6,9 @@
 
 namespace jvmpi {
 namespace {
-constexpr size_t kHugePage = size_t{2} << 20;
+// Huge pages pay off for a heap dump, not for an object's or the monitors' dump: the first write
+// to one zeroes 2 MiB.
+constexpr size_t kHugePagesFrom = size_t{8} << 20;
 }  // namespace
 
 DumpBuffer::~DumpBuffer() {
@@ -15,7 +17,7 @@ DumpBuffer::~DumpBuffer() {
 
 char* DumpBuffer::reserve(size_t n) {
   if (!failed_ && size_ + n > capacity_) {
-    size_t capacity = capacity_ == 0 ? kHugePage : capacity_;
+    size_t capacity = capacity_ == 0 ? size_t{1} << 20 : capacity_;
     while (capacity < size_ + n) capacity *= 2;
     void* p = data_ == nullptr ? mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -29,7 +31,7 @@ char* DumpBuffer::reserve(size_t n) {
       // hundred objects, a cost on the order of the walk's own (measured under a hypervisor). Huge
       // pages, where the system grants them on request, fault once per 2 MiB. Advice only: on
       // failure the buffer works as before.
-      madvise(data_, capacity_, MADV_HUGEPAGE);
+      if (capacity_ >= kHugePagesFrom) madvise(data_, capacity_, MADV_HUGEPAGE);
     }
   }
   if (failed_) {
