@@ -6,7 +6,10 @@ tests/jvmpi/agents/lineage_agent.c (mode=dump: every event disabled at JVM_SHUT_
 level-2 HEAP_DUMP read as such an agent reads it; fetch=1: RequestEvent(OBJECT_ALLOC) for every
 object of the dump, as the agent does for objects it has not seen). Times: jcmd's own "Heap dump
 file created [... in T secs]" (the VM operation, without jcmd's start-up) and the agent's wall
-time around RequestEvent(HEAP_DUMP), its handler included. Prints a Markdown table of medians."""
+time around RequestEvent(HEAP_DUMP), its handler included. Two floor rows time a JVMTI agent that
+only tags every object (bench/objects/tag_floor_agent.c: IterateThroughHeap, FollowReferences),
+which a dump whose object IDs are tags cannot undercut; with --before, the lineage agent on an
+older build's runtime too. Prints a Markdown table of medians, a row per way."""
 import argparse
 import os
 import re
@@ -73,6 +76,20 @@ def agent_dump(jdk, lib, agent, classes, size, fetch, tmp, timeout):
             "fetched": int(fields["fetched"])}
 
 
+def floor_walk(jdk, floor_lib, classes, size, walk, timeout):
+    cmd = [os.path.join(jdk, "bin/java"), f"-agentpath:{floor_lib}=walk={walk}", "-Xmx3g", "-cp",
+           classes, "benchobjects.HeldObjects", str(size)]
+    try:
+        err = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout).stderr
+    except subprocess.TimeoutExpired:
+        return None
+    m = re.search(r"^TAGFLOOR walk=\w+ ms=([0-9.]+) objects=(\d+)", err, re.M)
+    if not m:
+        sys.stderr.write(f"no TAGFLOOR line from {' '.join(cmd)}:\n{err[-2000:]}\n")
+        return None
+    return {"s": float(m.group(1)) / 1e3, "objects": int(m.group(2))}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -80,10 +97,14 @@ def main():
     ap.add_argument("--sizes", default="1000000")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--before", help="an older build directory: its runtime's dump as a row too")
     a = ap.parse_args()
+    if a.runs < 1:
+        ap.error("--runs must be at least 1")
     classes = os.path.join(a.build, "bench/objects/classes")
     lib = os.path.abspath(os.path.join(a.build, "src/jvmpi/libjvmpi.so"))
     agent = os.path.abspath(os.path.join(a.build, "tests/jvmpi/libjvmpitest_lineage.so"))
+    floor_lib = os.path.abspath(os.path.join(a.build, "bench/objects/libjvmpibench_tagfloor.so"))
     jdks = [j for j in a.jdks.split(",") if os.path.exists(os.path.join(j, "bin/java"))]
     sizes = [int(s) for s in a.sizes.split(",")]
     configs = [("jcmd", lambda j, s, t: jcmd_dump(j, classes, s, t, a.timeout)),
@@ -91,7 +112,16 @@ def main():
                                                     a.timeout)),
                ("agent+fetch", lambda j, s, t: agent_dump(j, lib, agent, classes, s, True, t,
                                                           a.timeout)),
-               ("jcmd again", lambda j, s, t: jcmd_dump(j, classes, s, t, a.timeout))]
+               ("jcmd again", lambda j, s, t: jcmd_dump(j, classes, s, t, a.timeout)),
+               ("floor: IterateThroughHeap, tag only",
+                lambda j, s, t: floor_walk(j, floor_lib, classes, s, "iterate", a.timeout)),
+               ("floor: FollowReferences, tag only",
+                lambda j, s, t: floor_walk(j, floor_lib, classes, s, "follow", a.timeout))]
+    if a.before:
+        before_lib = os.path.abspath(os.path.join(a.before, "src/jvmpi/libjvmpi.so"))
+        configs.insert(3, ("agent+fetch, older build",
+                           lambda j, s, t: agent_dump(j, before_lib, agent, classes, s, True, t,
+                                                      a.timeout)))
     results = {}
     with tempfile.TemporaryDirectory(prefix="exit-dump-bench-") as tmp:
         for r in range(a.runs):
@@ -104,26 +134,29 @@ def main():
                         if got:
                             results.setdefault((jdk, size, name), []).append(got)
     print(f"Exit heap dump, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, median of "
-          f"{a.runs} interleaved runs, seconds; ratio = lineage agent's dump with per-object "
-          f"requests / jcmd GC.heap_dump; A/A = jcmd's second run / its first; {os.cpu_count()} "
-          f"CPUs, load average {os.getloadavg()[0]:.2f}\n")
-    print("| JDK | heap objects | jcmd GC.heap_dump s | agent dump s | agent dump + OBJECT_ALLOC "
-          "per object s | objects requested | ratio | A/A |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          f"{a.runs} interleaved runs; ratio = median / jcmd GC.heap_dump's median on the same "
+          f"JDK (the 'jcmd again' row is the A/A); objects/s = the live objects the floor agent "
+          f"tagged (FollowReferences) / seconds; {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.2f}\n")
+    print("| JDK | heap objects | way | s | objects/s | ratio to jcmd | OBJECT_ALLOC requests |")
+    print("|---|---:|---|---:|---:|---:|---:|")
     for jdk in jdks:
         for size in sizes:
             med = {}
             for name, _ in configs:
                 rows = results.get((jdk, size, name))
                 med[name] = statistics.median(x["s"] for x in rows) if rows else None
-            fetched = results.get((jdk, size, "agent+fetch"))
-            cell = lambda v: "failed" if v is None else f"{v:.2f}"
-            ratio = lambda x, y: "-" if x is None or y is None else f"{x / y:.2f}"
-            print(f"| {os.path.basename(jdk)} | {size:,} | {cell(med['jcmd'])} | "
-                  f"{cell(med['agent'])} | {cell(med['agent+fetch'])} | "
-                  f"{min(x['fetched'] for x in fetched) if fetched else '-'} | "
-                  f"{ratio(med['agent+fetch'], med['jcmd'])} | "
-                  f"{ratio(med['jcmd again'], med['jcmd'])} |")
+            follow = results.get((jdk, size, "floor: FollowReferences, tag only"))
+            live = min(x["objects"] for x in follow) if follow else None
+            for name, _ in configs:
+                v = med[name]
+                rows = results.get((jdk, size, name)) or []
+                fetched = [x["fetched"] for x in rows if "fetched" in x]
+                secs = "failed" if v is None else f"{v:.2f}"
+                rate = "-" if v is None or live is None else f"{live / v:,.0f}"
+                ratio = "-" if v is None or med["jcmd"] is None else f"{v / med['jcmd']:.2f}"
+                print(f"| {os.path.basename(jdk)} | {size:,} | {name} | {secs} | {rate} | {ratio} | "
+                      f"{min(fetched) if fetched else '-'} |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dumped_objects.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -15,7 +17,7 @@ namespace {
 using class_layouts::Shape;
 
 struct Table {
-  std::vector<Object> objects;  // sorted by tag, each once
+  Collector objects;  // others_ sorted by tag, each once
   class_layouts::Layouts layouts;
   std::shared_ptr<Table> outer;  // the dump being delivered when this one was requested
 };
@@ -30,14 +32,64 @@ std::shared_ptr<Table> current() {
 
 }  // namespace
 
-Published::Published(std::vector<Object> objects, const class_layouts::Layouts& layouts) {
-  auto table = std::make_shared<Table>();
-  std::sort(objects.begin(), objects.end(),
+Collector& Collector::operator=(Collector&& other) noexcept {
+  if (this == &other) return *this;
+  if (by_step_ != nullptr) munmap(by_step_, mapped_bytes_);
+  base_ = other.base_;
+  by_step_ = other.by_step_;
+  steps_ = other.steps_;
+  mapped_bytes_ = other.mapped_bytes_;
+  others_ = std::move(other.others_);
+  other.by_step_ = nullptr;
+  other.steps_ = 0;
+  other.mapped_bytes_ = 0;
+  return *this;
+}
+
+Collector::~Collector() {
+  if (by_step_ != nullptr) munmap(by_step_, mapped_bytes_);
+}
+
+bool Collector::grow(size_t steps) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  size_t bytes = mapped_bytes_ == 0 ? kHugePage : mapped_bytes_;
+  while (bytes / sizeof(Entry) < steps) bytes *= 2;
+  void* p = by_step_ == nullptr
+                ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : mremap(by_step_, mapped_bytes_, bytes, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) return false;
+  madvise(p, bytes, MADV_HUGEPAGE);   // advice only
+  by_step_ = static_cast<Entry*>(p);  // fresh pages read as zero: no object
+  mapped_bytes_ = bytes;
+  steps_ = bytes / sizeof(Entry);
+  return true;
+}
+
+void Collector::seal() {
+  std::sort(others_.begin(), others_.end(),
             [](const Object& a, const Object& b) { return a.tag < b.tag; });
-  objects.erase(std::unique(objects.begin(), objects.end(),
+  others_.erase(std::unique(others_.begin(), others_.end(),
                             [](const Object& a, const Object& b) { return a.tag == b.tag; }),
-                objects.end());
-  table->objects = std::move(objects);
+                others_.end());
+}
+
+bool Collector::find(jlong tag, Object& found) const {
+  const jlong step = (tag - base_) >> 3;
+  if (tag > base_ && (tag & 7) == 0 && static_cast<size_t>(step) < steps_) {
+    const Entry& e = by_step_[static_cast<size_t>(step)];
+    found = {tag, e.class_tag, e.size};
+    return e.class_tag != 0;
+  }
+  auto it = std::lower_bound(others_.begin(), others_.end(), tag,
+                             [](const Object& o, jlong t) { return o.tag < t; });
+  if (it == others_.end() || it->tag != tag) return false;
+  found = *it;
+  return true;
+}
+
+Published::Published(Collector objects, const class_layouts::Layouts& layouts) {
+  objects.seal();
+  auto table = std::make_shared<Table>(Table{std::move(objects), {}, nullptr});
   table->layouts = layouts;
   std::lock_guard lock(g_mutex);
   table->outer = g_current;
@@ -53,9 +105,9 @@ bool request_object_alloc(JNIEnv* jni, jobjectID id) {
   const std::shared_ptr<Table> table = current();
   if (table == nullptr || jni == nullptr) return false;
   const jlong tag = object_ids::to_tag(id);
-  auto it = std::lower_bound(table->objects.begin(), table->objects.end(), tag,
-                             [](const Object& o, jlong t) { return o.tag < t; });
-  if (it == table->objects.end() || it->tag != tag) return false;
+  Object found;
+  if (!table->objects.find(tag, found)) return false;
+  const Object* it = &found;
   auto layout = table->layouts.find(it->class_tag);
   if (layout == table->layouts.end()) return false;
   JVMPI_Event event{};

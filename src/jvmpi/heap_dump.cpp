@@ -216,7 +216,7 @@ class HeapWalk {
   }
   // From now on, every object the walk meets goes into `out` (repeats included) for
   // dumped_objects.
-  void collect_objects(std::vector<dumped_objects::Object>* out) { collected_ = out; }
+  void collect_objects(dumped_objects::Collector* out) { collected_ = out; }
   // The length of the object a single-object dump starts at (the walk reports it as no one's
   // referee, which is where lengths come from otherwise).
   void set_array_length(jlong tag, jint length) { object_array_lengths_[tag] = length; }
@@ -664,14 +664,14 @@ class HeapWalk {
       // objects being walked from layout_of's one-entry cache, once per object.
       if (tag != last_class_object_) {
         if (class_objects_.insert(tag).second && collected_ != nullptr) {
-          collected_->push_back({tag, class_tag, size});
+          collected_->add(tag, class_tag, size);
         }
         last_class_object_ = tag;
       }
       return;
     }
     if (collected_ != nullptr && tag != last_collected_ && class_tag != 0) {
-      collected_->push_back({tag, class_tag, size});
+      collected_->add(tag, class_tag, size);
       last_collected_ = tag;
     }
     if (const ClassLayout* layout = layout_of(class_tag); layout != nullptr) {
@@ -779,7 +779,7 @@ class HeapWalk {
   jlong last_class_tag_ = -1;  // layout_of's cache
   const ClassLayout* last_layout_ = nullptr;
   bool last_size_known_ = false;  // instance_sizes_ has last_class_tag_
-  std::vector<dumped_objects::Object>* collected_ = nullptr;
+  dumped_objects::Collector* collected_ = nullptr;
   jlong last_collected_ = 0;
 };
 
@@ -998,7 +998,7 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   if (!valid_level(level)) return JVMPI_FAIL;
   PhaseTimes times;
   auto walk = new_heap_walk(jni, level);
-  std::vector<dumped_objects::Object> objects;
+  dumped_objects::Collector objects(object_ids::new_tag());
   walk->collect_objects(&objects);
   times.mark("layouts");
   bool learnt = false;
@@ -1009,7 +1009,7 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
     // been delivered yet, so it is taken again and holds them, as the heap is now. (A streamed
     // dump cannot go back: it stays as the heap was when walked.)
     walk = new_heap_walk(jni, level);
-    objects.clear();
+    objects = dumped_objects::Collector(object_ids::new_tag());
     walk->collect_objects(&objects);
     if (!walk_heap(jni, *walk, nullptr, nullptr, times)) return JVMPI_FAIL;
   }

@@ -112,6 +112,11 @@ TEST_P(JvmpiLineage, ExitHeapDumpObjectsAnswerRequests) {
   // from the dump's own handler, after every event was disabled.
   EXPECT_GT(dump[0].num("fetched"), 1000) << dump[0].raw;
   EXPECT_EQ(dump[0].num("fetch_failed"), 0) << dump[0].raw;
+  // Each answer describes the object as its record does (class, array kind): the answers come
+  // from an index of what the walk saw, which must not mix objects up.
+  std::string mismatches;
+  for (const Line& l : Select(log, "FETCH_MISMATCH")) mismatches += l.raw + "\n";
+  EXPECT_EQ(dump[0].num("fetch_mismatched"), 0) << dump[0].raw << "\n" << mismatches;
 }
 
 TEST_P(JvmpiLineage, AllocationNamesOnlyRequestableAnnouncedClasses) {

@@ -238,7 +238,11 @@ static void chain_start(void) {
 static int fetch;
 static jobjectID* objects;
 static size_t object_slots, object_count;
-static long fetched, fetch_failed;
+static long fetched, fetch_failed, fetch_mismatched;
+/* What the last requested OBJECT_ALLOC said (it is delivered inside RequestEvent, on its thread).
+ */
+static jobjectID answered_class;
+static jint answered_is_array;
 
 static jobjectID* object_slot(jobjectID* table, size_t slots, jobjectID id) {
   size_t h = ((size_t)id >> 3) * 0x9E3779B97F4A7C15ull;
@@ -267,14 +271,26 @@ static void object_learnt(jobjectID id) {
   }
 }
 
-/* An object the dump names: asked for, as the agent asks for every object it has not seen. */
-static void object_met(jobjectID id) {
+/* An object the dump names: asked for, as the agent asks for every object it has not seen. The
+ * answer must describe the object as its record does: `cls` and `is_array` as OBJECT_ALLOC names
+ * them (an instance's class, an object array's element class, a primitive array's type). */
+static void object_met(jobjectID id, jobjectID cls, jint is_array) {
   if (!fetch || id == NULL) return;
   if (object_slots > 0 && *object_slot(objects, object_slots, id) == id) return;
   fetched++;
+  answered_class = NULL;
+  answered_is_array = -1;
   if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id) != JVMPI_SUCCESS || object_slots == 0 ||
       *object_slot(objects, object_slots, id) != id) {
     fetch_failed++;
+  } else if (answered_class != cls || answered_is_array != is_array) {
+    if (fetch_mismatched++ < 8) {
+      tl_log(
+          "FETCH_MISMATCH	id=0x%llx	class=0x%llx	is_array=%d	"
+          "answered_class=0x%llx"
+          "	answered_is_array=%d",
+          PTR(id), PTR(cls), (int)is_array, PTR(answered_class), (int)answered_is_array);
+    }
   }
 }
 
@@ -332,16 +348,18 @@ static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
       }
       case JVMPI_GC_INSTANCE_DUMP:
         check_class(id_at(p + id), "INSTANCE_DUMP");
-        object_met(id_at(p));
+        /* java.lang.Class's own class object is an instance of itself: OBJECT_ALLOC names no
+         * class for it (as the runtime answers it from the object too). */
+        object_met(id_at(p), id_at(p + id) == id_at(p) ? NULL : id_at(p + id), JVMPI_NORMAL_OBJECT);
         p += 2 * id + 4 + u4(p + 2 * id);
         break;
       case JVMPI_GC_OBJ_ARRAY_DUMP:
         check_class(id_at(p + id + 4), "OBJ_ARRAY_DUMP");
-        object_met(id_at(p));
+        object_met(id_at(p), id_at(p + id + 4), JVMPI_CLASS);
         p += 2 * id + 4 + (size_t)u4(p + id) * id;
         break;
       case JVMPI_GC_PRIM_ARRAY_DUMP:
-        object_met(id_at(p));
+        object_met(id_at(p), NULL, p[id + 4]);
         p += id + 5 + (size_t)u4(p + id) * value_size(p[id + 4]);
         break;
       default:
@@ -436,9 +454,9 @@ static void shut_down(void) {
         (double)(end.tv_sec - start.tv_sec) * 1e3 + (double)(end.tv_nsec - start.tv_nsec) / 1e6;
     tl_log(
         "DUMP\trc=%d\trecords=%ld\tclass_dumps=%ld\tunknown=%ld\tcomplete=%d\tms=%.1f"
-        "\tfetched=%ld\tfetch_failed=%ld",
+        "\tfetched=%ld\tfetch_failed=%ld\tfetch_mismatched=%ld",
         (int)rc, dump_records, class_dumps, unknown_classes, dump_complete, ms, fetched,
-        fetch_failed);
+        fetch_failed, fetch_mismatched);
     log_traces("dump");
   } else if (strcmp(mode, "alloc_class") == 0) {
     tl_log("ALLOCS\tnamed=%ld\tunknown=%ld\trequests=%ld\tfailed=%ld", allocs_named, allocs_unknown,
@@ -468,6 +486,8 @@ static void notify_event(JVMPI_Event* ev) {
     case JVMPI_EVENT_OBJECT_ALLOC:
       if (ev->event_type & JVMPI_REQUESTED_EVENT) {
         object_learnt(ev->u.obj_alloc.obj_id);
+        answered_class = ev->u.obj_alloc.class_id;
+        answered_is_array = ev->u.obj_alloc.is_array;
       } else {
         object_alloc(ev);
       }
