@@ -31,7 +31,7 @@
   function $(id) { return document.getElementById(id); }
 
   // Drop the token from the address bar (the cookie carries it now) so it is not shared by copying.
-  if (location.search.indexOf('token=') >= 0) history.replaceState(null, '', location.pathname);
+  if (location.search.indexOf('token=') >= 0) history.replaceState(null, '', location.pathname + location.hash);
 
   function current() {
     return state.profiles.filter(function (p) { return p.id === state.selected; })[0];
@@ -94,6 +94,7 @@
   }
 
   function select(id) {
+    JvmprofHistory.close();
     state.selected = id;
     state.drawnKey = null;
     state.graph = null;
@@ -102,6 +103,7 @@
   }
 
   function drawProfile() {
+    if (JvmprofHistory.shown()) return;  // the History view (history.js) has the main area
     var p = current();
     $('empty').hidden = !!p;
     $('profile').hidden = !p;

@@ -267,6 +267,7 @@ int run_serve(std::span<char* const> args) {
   }
   web.port = static_cast<int>(ui_port);
   web.token = random_token();
+  web.history = history ? &history->store() : nullptr;
   WebServer server(registry, web);
   const int bound_ui = server.bind(error);
   if (bound_ui < 0) {

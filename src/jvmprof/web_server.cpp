@@ -10,6 +10,7 @@
 #include <set>
 
 #include "heap_object_routes.h"
+#include "history_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
 
@@ -321,6 +322,7 @@ struct WebServer::Impl {
     asset("/app.css", web_assets::kAppCss, "text/css; charset=utf-8");
     asset("/heap-object.js", web_assets::kHeapObjectJs, "text/javascript; charset=utf-8");
     asset("/heap-diff.js", web_assets::kHeapDiffJs, "text/javascript; charset=utf-8");
+    asset("/history.js", web_assets::kHistoryJs, "text/javascript; charset=utf-8");
     asset("/flamegraph.js", profiles::flamegraph_js(), "text/javascript; charset=utf-8");
     asset("/flamegraph.css", profiles::flamegraph_css(), "text/css; charset=utf-8");
     asset("/diff-flame.js", profiles::diff_flame_js(), "text/javascript; charset=utf-8");
@@ -530,6 +532,7 @@ struct WebServer::Impl {
     });
     heap_routes();
     add_heap_object_routes(server, registry);
+    add_history_routes(server, options.history);
     server.set_payload_max_length(1 << 16);
   }
 };

@@ -11,13 +11,18 @@
 
 #include "session_registry.h"
 
+namespace store {
+class ProfileStore;
+}
+
 namespace jvmprof {
 
 struct WebOptions {
   std::string bind = "127.0.0.1";
   int port = 0;  // 0: any free port
   std::string token;
-  std::vector<std::string> extra_hosts;  // more Host names allowed (without port)
+  std::vector<std::string> extra_hosts;    // more Host names allowed (without port)
+  store::ProfileStore* history = nullptr;  // serve --store: the History view's store
 };
 
 class WebServer {
