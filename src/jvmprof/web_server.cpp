@@ -10,6 +10,7 @@
 #include <set>
 
 #include "heap_object_routes.h"
+#include "local_jvm_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
 
@@ -530,6 +531,7 @@ struct WebServer::Impl {
     });
     heap_routes();
     add_heap_object_routes(server, registry);
+    add_local_jvm_routes(server, options.agent_address);
     server.set_payload_max_length(1 << 16);
   }
 };

@@ -18,6 +18,7 @@ struct WebOptions {
   int port = 0;  // 0: any free port
   std::string token;
   std::vector<std::string> extra_hosts;  // more Host names allowed (without port)
+  std::string agent_address;             // HOST:PORT agents send to (net=), for "Local JVMs"
 };
 
 class WebServer {
