@@ -140,6 +140,19 @@ typedef struct {
   void(JNICALL* finished)(void* arg, jint num_traces, JVMPI_CallTrace* traces);
 } JVMPIExt_HeapDumpSink;
 
+/* One entry of ClassHistogram: the live objects of one class, named as OBJECT_ALLOC names an
+ * object's class (is_array JVMPI_NORMAL_OBJECT with the class, JVMPI_CLASS with the element class
+ * of a reference array, or a primitive element type with no class). */
+typedef struct {
+  jint is_array;
+  jobjectID class_id;
+  jlong instances;
+  jlong bytes;
+} JVMPIExt_ClassCount;
+
+typedef void(JNICALL* JVMPIExt_ClassCountHandler)(void* arg, const JVMPIExt_ClassCount* counts,
+                                                  jint count);
+
 typedef struct JVMPI_ExtInterface {
   jint version; /* JVMPI_EXT_VERSION_1 */
   jint size;    /* sizeof the table as the runtime built it */
@@ -201,6 +214,16 @@ typedef struct JVMPI_ExtInterface {
   /* Changes the depth of the stacks the sampler records (1 to 128), for the signals from now on,
    * whether sampling is on or not. JVMPI_SUCCESS; JVMPI_FAIL for a bad depth. */
   jint(JNICALL* SetCpuSamplingDepth)(jint max_depth);
+
+  /* Added after version 1: check JVMPI_EXT_HAS(ext, ClassHistogram).
+   * The live objects of every class, counted as `jcmd PID GC.class_histogram` counts them: after
+   * a full collection (JVMTI ForceGarbageCollection), one walk of the heap (IterateThroughHeap)
+   * counts instances and bytes per class. Objects need no object ID for it and get none. Calls
+   * handler(arg, counts, count) once, on the calling thread (a thread attached to the VM, in the
+   * live phase), with one entry per class that has instances. For an agent that starts in a
+   * running VM and wants what was allocated before it (HPROF's "allocated before profiling"
+   * site). JVMPI_SUCCESS; JVMPI_FAIL when the walk fails or the thread cannot make one. */
+  jint(JNICALL* ClassHistogram)(JVMPIExt_ClassCountHandler handler, void* arg);
 } JVMPI_ExtInterface;
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@
 #include "jvmpi_client.h"
 #include "object_classes.h"
 #include "period_report.h"
+#include "pre_attach_site.h"
 #include "profile.h"
 #include "reports.h"
 #include "text_report.h"
@@ -193,8 +194,37 @@ void write_wait_line(const JVMPI_Event& e, bool waited) {
   if (event.admitted()) p.output.write(line, length);
 }
 
+bool enable(jint type, const char* what) {
+  if (jvmpi()->EnableEvent(type, nullptr) == JVMPI_SUCCESS) return true;
+  error(std::string("the JVMPI runtime cannot deliver ") + what);
+  return false;
+}
+
+// OBJECT_ALLOC and OBJECT_FREE (or sampled allocations, sample=) for heap=sites and heap=dump.
+bool enable_allocation_events(Profile& p) {
+  if (p.options.sample_bytes > 0) {
+    if (!enable(JVMPI_EVENT_OBJECT_FREE, "object frees")) return false;
+    if (g_jvmpi_ext == nullptr ||
+        g_jvmpi_ext->StartAllocationSampling(p.options.sample_bytes, on_alloc_sample, nullptr) !=
+            JVMPI_SUCCESS) {
+      error("sampled allocations (sample=) are not available with this JVMPI runtime or VM");
+      return false;
+    }
+    return true;
+  }
+  if (!p.options.object_tracking()) return true;
+  return enable(JVMPI_EVENT_OBJECT_ALLOC, "object allocations") &&
+         enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
+}
+
 void on_init_done() {
   Profile& p = profile();
+  if (g_attached && p.options.alloc_sites) {
+    // Counted before allocations are reported, so that no object counts twice (docs/attach.md).
+    std::string message;
+    if (!count_objects_allocated_before(p, message)) error(message);
+    if (!enable_allocation_events(p)) error("allocation sites (heap=sites) stay empty");
+  }
   if (p.options.cpu_samples() && !p.sampler.start()) {
     error("cannot start the CPU sampling thread; no CPU samples will be taken");
   }
@@ -318,12 +348,6 @@ void notify_event(JVMPI_Event* event) {
   }
 }
 
-bool enable(jint type, const char* what) {
-  if (jvmpi()->EnableEvent(type, nullptr) == JVMPI_SUCCESS) return true;
-  error(std::string("the JVMPI runtime cannot deliver ") + what);
-  return false;
-}
-
 jint start(JavaVM* vm, char* text) {
   JVMPI_Interface* table = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&table), JVMPI_VERSION_1_2) != JNI_OK) {
@@ -383,18 +407,16 @@ jint start(JavaVM* vm, char* text) {
             enable(JVMPI_EVENT_JVM_SHUT_DOWN, "VM shut-down") &&
             enable(JVMPI_EVENT_DATA_DUMP_REQUEST, "dump requests") &&
             enable(JVMPI_EVENT_DATA_RESET_REQUEST, "reset requests");
-  if (ok && p.options.sample_bytes > 0) {
-    p.sites.set_sample_interval(p.options.sample_bytes);
-    ok = enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
-    if (ok && (g_jvmpi_ext == nullptr ||
-               g_jvmpi_ext->StartAllocationSampling(p.options.sample_bytes, on_alloc_sample,
-                                                    nullptr) != JVMPI_SUCCESS)) {
-      error("sampled allocations (sample=) are not available with this JVMPI runtime or VM");
+  if (ok && p.options.sample_bytes > 0) p.sites.set_sample_interval(p.options.sample_bytes);
+  if (ok && g_attached && p.options.alloc_sites) {
+    // Attached: the objects that exist are counted first (at JVM_INIT_DONE), then allocations
+    // are reported; refuse now what could not be done then.
+    if (g_jvmpi_ext == nullptr || !JVMPI_EXT_HAS(g_jvmpi_ext, ClassHistogram)) {
+      error("this JVMPI runtime cannot count the objects allocated before the attach");
       ok = false;
     }
-  } else if (ok && p.options.object_tracking()) {
-    ok = enable(JVMPI_EVENT_OBJECT_ALLOC, "object allocations") &&
-         enable(JVMPI_EVENT_OBJECT_FREE, "object frees");
+  } else if (ok) {
+    ok = enable_allocation_events(p);
   }
   if (ok && p.options.monitor) {
     ok = enable(JVMPI_EVENT_MONITOR_CONTENDED_ENTER, "monitor contention") &&

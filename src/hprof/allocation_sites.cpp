@@ -110,6 +110,19 @@ void AllocationSites::add(const PendingAlloc& alloc) {
   objects_.put(alloc.object, {alloc.site, alloc.size});
 }
 
+void AllocationSites::add_untracked(uint32_t site, uint64_t objects, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  SiteCounts& c = sites_[site].counts;
+  c.alloc_bytes += bytes;
+  c.alloc_objects += objects;
+  c.live_bytes += bytes;
+  c.live_objects += objects;
+  totals_.alloc_bytes += bytes;
+  totals_.alloc_objects += objects;
+  totals_.live_bytes += bytes;
+  totals_.live_objects += objects;
+}
+
 void AllocationSites::on_free(jobjectID object) {
   {
     std::lock_guard queue_lock(free_mutex_);

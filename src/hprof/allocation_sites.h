@@ -54,6 +54,9 @@ class AllocationSites {
   // The index of the site with this key, created (with no counts) on first use. Sites are never
   // removed, so an index stays valid for the table's life.
   uint32_t site_index(const SiteKey& key);
+  // Objects that exist but were never reported (allocated before an attach): counted at `site`
+  // as allocated and live, not tracked (no OBJECT_FREE will come for them).
+  void add_untracked(uint32_t site, uint64_t objects, uint64_t bytes);
   // Frees arrive in bursts after each collection, from another thread than the allocations: they
   // are queued and applied a batch at a time, so the two threads rarely meet on mutex_. Queued
   // frees are applied before the next allocation is recorded and before anything is read.

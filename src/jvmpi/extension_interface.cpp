@@ -3,6 +3,7 @@
 
 #include "allocation_events.h"
 #include "call_trace_locations.h"
+#include "class_histogram.h"
 #include "cpu_sampling.h"
 #include "heap_dump.h"
 
@@ -25,6 +26,7 @@ JVMPI_ExtInterface make_table() {
   t.LineOfLocation = call_trace_locations::line_of_location;
   t.SetCpuSamplingOptions = cpu_sampling::set_options;
   t.SetCpuSamplingDepth = cpu_sampling::set_depth;
+  t.ClassHistogram = class_histogram::class_histogram;
   return t;
 }
 

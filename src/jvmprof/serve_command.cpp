@@ -266,6 +266,8 @@ int run_serve(std::span<char* const> args) {
     return 1;
   }
   web.port = static_cast<int>(ui_port);
+  web.agent_address = (web.bind == "0.0.0.0" ? std::string("127.0.0.1") : web.bind) + ":" +
+                      std::to_string(agent_port);
   web.token = random_token();
   web.history = history ? &history->store() : nullptr;
   WebServer server(registry, web);

@@ -11,6 +11,7 @@
 
 #include "heap_object_routes.h"
 #include "history_routes.h"
+#include "local_jvm_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
 
@@ -533,6 +534,7 @@ struct WebServer::Impl {
     heap_routes();
     add_heap_object_routes(server, registry);
     add_history_routes(server, options.history);
+    add_local_jvm_routes(server, options.agent_address);
     server.set_payload_max_length(1 << 16);
   }
 };

@@ -234,6 +234,48 @@ TEST_P(AttachTest, AllocationSitesOfObjectsAllocatedAfterTheAttach) {
   EXPECT_EQ(planted_live, 20000u) << run.describe();
 }
 
+// The objects that lived when HPROF was attached are counted per class at one site whose trace
+// is a single pseudo frame (a heap walk at the attach); those allocated after it at their own site.
+TEST_P(AttachTest, ObjectsAllocatedBeforeTheAttachHaveTheirOwnSite) {
+  auto jvm = Start();
+  ASSERT_NE(jvm, nullptr);
+  ASSERT_EQ(Ask(*jvm, "alloc 3000", "ALLOC "), "ALLOC n=3000");
+  const Jcmd attach = Attach(jvm->pid(), "heap=sites,sample=0,depth=2,file=" + path("p.txt"));
+  ASSERT_TRUE(attach.loaded()) << attach.out << jvm->stderr_so_far();
+  // As in AllocationSitesOfObjectsAllocatedAfterTheAttach: the main thread's allocations are
+  // reported from its next sampling point on, passed within 16 MiB but with a chance below e^-32.
+  ASSERT_EQ(Ask(*jvm, "garbage 16", "GARBAGE "), "GARBAGE mib=16");
+  ASSERT_EQ(Ask(*jvm, "alloc 20000", "ALLOC "), "ALLOC n=20000");
+  const Jcmd stop = Stop(jvm->pid());
+  ASSERT_TRUE(stop.loaded()) << stop.out << jvm->stderr_so_far();
+  EXPECT_EQ(Ask(*jvm, "quit", "BYE"), "BYE");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+
+  const Profile p = ReadProfile("p.txt");
+  ASSERT_WELL_FORMED(p, run);
+  ASSERT_FALSE(p.sites.empty()) << run.describe();
+  const std::string kBefore = "<allocated before profiling>.live_at_attach";
+  uint64_t before_live = 0, before_alloc = 0, after_live = 0, after_alloc = 0, early_before = 0;
+  for (const SiteRow& r : p.sites.back().rows) {
+    const bool before = p.top_method(r.trace) == kBefore;
+    if (before) {
+      EXPECT_EQ(p.traces.at(r.trace).frames.size(), 1u) << "trace " << r.trace;
+    }
+    if (r.class_name == "hproftest.AttachTarget$Early" && before) early_before += r.live_objs;
+    if (r.class_name != "hproftest.AttachTarget$Planted") continue;
+    (before ? before_live : after_live) += r.live_objs;
+    (before ? before_alloc : after_alloc) += r.alloc_objs;
+  }
+  // Every object of the class is kept alive by the program: exact counts on both sides.
+  EXPECT_EQ(before_live, 3000u) << run.describe();
+  EXPECT_EQ(before_alloc, 3000u) << run.describe();
+  EXPECT_EQ(after_live, 20000u) << run.describe();
+  EXPECT_EQ(after_alloc, 20000u) << run.describe();
+  // The objects the program made before reading any command (AttachTarget.EARLY).
+  EXPECT_EQ(early_before, 5000u) << run.describe();
+}
+
 TEST_P(AttachTest, CpuTimesCountCallsMadeAfterTheAttach) {
   auto jvm = Start();
   ASSERT_NE(jvm, nullptr);
