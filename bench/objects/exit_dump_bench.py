@@ -106,7 +106,12 @@ def main():
     agent = os.path.abspath(os.path.join(a.build, "tests/jvmpi/libjvmpitest_lineage.so"))
     floor_lib = os.path.abspath(os.path.join(a.build, "bench/objects/libjvmpibench_tagfloor.so"))
     jdks = [j for j in a.jdks.split(",") if os.path.exists(os.path.join(j, "bin/java"))]
-    sizes = [int(s) for s in a.sizes.split(",")]
+    try:
+        sizes = [int(s) for s in a.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes must be comma-separated object counts, not {a.sizes!r}")
+    if any(s < 1 for s in sizes):
+        ap.error("--sizes must be positive")
     configs = [("jcmd", lambda j, s, t: jcmd_dump(j, classes, s, t, a.timeout)),
                ("agent", lambda j, s, t: agent_dump(j, lib, agent, classes, s, False, t,
                                                     a.timeout)),

@@ -105,7 +105,7 @@ bool request_object_alloc(JNIEnv* jni, jobjectID id) {
   const std::shared_ptr<Table> table = current();
   if (table == nullptr || jni == nullptr) return false;
   const jlong tag = object_ids::to_tag(id);
-  Object found;
+  Object found{};
   if (!table->objects.find(tag, found)) return false;
   const Object* it = &found;
   auto layout = table->layouts.find(it->class_tag);
