@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -120,14 +121,18 @@ int64_t history_bucket_ms(int64_t range_ms, int64_t max_buckets) {
 }
 
 void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
-  // Runs `answer` against the store: 404 without one, 400 for a bad request, 500 when the store
-  // fails (its one-line error).
+  // Without a store every route is 404 (before its parameters are looked at); `answer` runs
+  // against the store, and a store error is 500 with its one line.
+  auto missing = [store](httplib::Response& res) {
+    if (store) return false;
+    error_reply(res, 404,
+                "no profile history: jvmprof serve runs without --store (see "
+                "docs/profile-store.md)");
+    return true;
+  };
   using Answer = std::function<void(store::ProfileStore&, httplib::Response&)>;
-  auto with_store = [store](httplib::Response& res, const Answer& answer) {
-    if (!store)
-      return error_reply(res, 404,
-                         "no profile history: jvmprof serve runs without --store (see "
-                         "docs/profile-store.md)");
+  auto with_store = [store, missing](httplib::Response& res, const Answer& answer) {
+    if (missing(res)) return;
     try {
       answer(*store, res);
     } catch (const store::StoreError& e) {
@@ -157,6 +162,7 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
                [](store::ProfileStore& s, httplib::Response& r) { json_reply(r, s.labels()); });
   });
   server.Get("/api/history/timeline", [=](const httplib::Request& req, httplib::Response& res) {
+    if (missing(res)) return;
     HistoryRequest h;
     if (!h.parse(req, false)) return error_reply(res, 400, h.error);
     const int64_t range = h.query.to_ms - h.query.from_ms;
@@ -189,6 +195,7 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
     });
   });
   server.Get("/api/history/flame", [=](const httplib::Request& req, httplib::Response& res) {
+    if (missing(res)) return;
     HistoryRequest h;
     if (!h.parse(req, false)) return error_reply(res, 400, h.error);
     const std::string format = req.get_param_value("format");
@@ -202,6 +209,7 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
     });
   });
   server.Get("/api/history/diff", [=](const httplib::Request& req, httplib::Response& res) {
+    if (missing(res)) return;
     HistoryRequest h;
     if (!h.parse(req, true)) return error_reply(res, 400, h.error);
     with_store(res, [&](store::ProfileStore& s, httplib::Response& r) {
