@@ -184,11 +184,16 @@ AgentGate::Counters AgentGate::counters() {
   return counters_;
 }
 
+void AgentGate::wait_for_checks() {
+  std::unique_lock lock(mu_);
+  checked_.wait(lock, [this] { return pending_ == 0; });
+}
+
 void AgentGate::join_all() {
+  wait_for_checks();
   std::vector<std::unique_ptr<tls::Pipe>> pipes;
   {
-    std::unique_lock lock(mu_);
-    checked_.wait(lock, [this] { return pending_ == 0; });
+    std::lock_guard lock(mu_);
     pipes.swap(pipes_);
   }
   pipes.clear();
