@@ -124,7 +124,7 @@ void AgentGate::check(int fd, std::string name) {
       SSL_set_accept_state(ssl);
       ok = tls::handshake(ssl, fd, kAuthTimeout, &stop_, error);
     }
-    if (!ok) refuse(name, "no TLS (" + error + ")", &Counters::refused_tls);
+    if (!ok) refuse(name, error, &Counters::refused_tls);
   }
   if (ok && token()) {
     std::string line;

@@ -301,7 +301,7 @@ def main():
         check("connected over TLS" in out, "serve took the agent over TLS: %r" % out)
         check(re.search(r"refused: wrong token", out) is not None,
               "serve logged the wrong token: %r" % out)
-        check(re.search(r"refused: no TLS", out) is not None,
+        check(re.search(r"refused: TLS handshake failed: .*wrong version number", out) is not None,
               "serve logged the agent without TLS: %r" % out)
         c = re.search(r"agents: (\d+) admitted, (\d+) refused without TLS, (\d+) without the "
                       r"token", out)
