@@ -337,8 +337,7 @@ format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
 net=<host>:<port>      send data over a socket        off
 netqueue=<bytes>       net=: queue for a slow reader  16m
-nettls=<CA file>       net=: TLS, collector's cert    off (loopback only)
-                       signed by this CA
+nettls=<CA file>       net=: TLS, cert from this CA   off (loopback only)
 nettoken=<file>        net=: token sent first         none
 period=<seconds>       send each period's deltas      off
 label=<k=v;k2=v2>      net=: labels sent at connect   none

@@ -544,13 +544,16 @@ void Output::close() {
   } else {
     flush();
   }
-  std::lock_guard lock(mutex_);
-  if (socket_ >= 0) ::shutdown(socket_, SHUT_WR);
-  file_.reset();
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = socket_ = -1;
-  net_ = false;
-  // TLS: each connection's pipe sends what it still holds, then its close_notify.
+  {
+    std::lock_guard lock(mutex_);
+    if (socket_ >= 0) ::shutdown(socket_, SHUT_WR);
+    file_.reset();
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = socket_ = -1;
+    net_ = false;
+  }
+  // TLS: each connection's pipe sends what it still holds, then its close_notify (bounded by
+  // kStallLimit); without the lock, so that an event meanwhile is dropped rather than waiting.
   if (tls_ != nullptr) tls_->close_all();
 }
 

@@ -310,6 +310,7 @@ int run_serve(std::span<char* const> args) {
   pthread_kill(signals.native_handle(), SIGTERM);
   signals.join();
   ::close(listen_fd);
+  gate.wait_for_checks();
   registry.stop_all();
   gate.join_all();
   if (gate.tls() || gate.token()) {

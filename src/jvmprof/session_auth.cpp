@@ -124,7 +124,7 @@ void AgentGate::check(int fd, std::string name) {
       SSL_set_accept_state(ssl);
       ok = tls::handshake(ssl, fd, kAuthTimeout, &stop_, error);
     }
-    if (!ok) refuse(name, "no TLS (" + error + ")", &Counters::refused_tls);
+    if (!ok) refuse(name, error, &Counters::refused_tls);
   }
   if (ok && token()) {
     std::string line;
@@ -184,11 +184,16 @@ AgentGate::Counters AgentGate::counters() {
   return counters_;
 }
 
+void AgentGate::wait_for_checks() {
+  std::unique_lock lock(mu_);
+  checked_.wait(lock, [this] { return pending_ == 0; });
+}
+
 void AgentGate::join_all() {
+  wait_for_checks();
   std::vector<std::unique_ptr<tls::Pipe>> pipes;
   {
-    std::unique_lock lock(mu_);
-    checked_.wait(lock, [this] { return pending_ == 0; });
+    std::lock_guard lock(mu_);
     pipes.swap(pipes_);
   }
   pipes.clear();

@@ -56,8 +56,10 @@ class AgentGate {
   // neither TLS nor a token is asked for, else once it has passed both.
   void admit(int fd, const std::string& name);
   Counters counters();
-  // Waits for the connections being checked (each ends within kAuthTimeout, sooner once `stop`)
-  // and for the TLS pipes (call it after the sessions have stopped).
+  // Waits for the connections being checked (each ends within kAuthTimeout, sooner once `stop`;
+  // call it before stopping the sessions, so that none is added afterwards).
+  void wait_for_checks();
+  // That, and waits for the TLS pipes (call it after the sessions have stopped).
   void join_all();
 
  private:

@@ -131,6 +131,35 @@ TEST_P(OptionsTest, NetQueueTakesBytes) {
   ExpectRejected("netqueue=lots", "netqueue");
   ExpectRejected("netqueue=2048m", "netqueue");
 }
+TEST_P(OptionsTest, NetTlsAndTokenNeedNet) {
+  ExpectRejected("nettls=ca.pem", "nettls");
+  ExpectRejected("nettoken=token", "nettoken");
+  ExpectRejected("net=127.0.0.1:7370,nettls=", "nettls");
+}
+// Refused while the agent loads, before any connection, with one line (no help table: the
+// options were well-formed).
+TEST_P(OptionsTest, NetBeyondLoopbackNeedsTls) {
+  const RunResult run = Run("net=192.0.2.1:7370", "hproftest.Trivial");
+  EXPECT_TRUE(run.exited_nonzero()) << run.describe();
+  EXPECT_EQ(run.out.find("RAN"), std::string::npos) << run.describe();
+  EXPECT_NE(run.err.find("is not a loopback address: give nettls="), std::string::npos)
+      << run.describe();
+}
+TEST_P(OptionsTest, NetTokenFileMustBeReadableByItsOwnerOnly) {
+  const std::string token = path("token");
+  {
+    std::FILE* f = std::fopen(token.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("s3cret\n", f);
+    std::fclose(f);
+  }
+  ASSERT_EQ(chmod(token.c_str(), 0640), 0);
+  const RunResult run = Run("net=127.0.0.1:1,nettoken=" + token, "hproftest.Trivial");
+  EXPECT_TRUE(run.exited_nonzero()) << run.describe();
+  EXPECT_EQ(run.out.find("RAN"), std::string::npos) << run.describe();
+  EXPECT_NE(run.err.find("readable by nobody else (chmod 600"), std::string::npos)
+      << run.describe();
+}
 TEST_P(OptionsTest, PeriodTakesSeconds) {
   ExpectAccepted("period=1");
   ExpectAccepted("cpu=samples,period=10");

@@ -15,17 +15,21 @@ other, with a CA and a server certificate made here by `openssl req` / `openssl 
  - a wrong token: serve refuses the agent (log line, counter), nothing of it is stored;
  - a plain-text agent stream to the TLS port is refused (log line, counter);
  - net= to that address without nettls= is refused by the agent with one line, and serve
-   --bind there without TLS is refused too.
+   --bind there without TLS is refused too;
+ - a collector restarted while a JVM runs: the agent reconnects, with a new TLS handshake and
+   its token again, and the new serve receives its periods.
 
 The namespaces are deleted at the end whatever happens. Exit 77 (skipped) when the JDK or
 openssl is missing or network namespaces cannot be made (not root, no CAP_NET_ADMIN)."""
 import argparse
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 failures = []
@@ -136,6 +140,59 @@ def stop(proc):
     return proc.communicate()
 
 
+def start_serve(ns, jvmprof, work, token, db, port):
+    """serve in the collector's namespace on PORT (0: any); returns it and its agent port."""
+    serve = subprocess.Popen(
+        ns.exec_in(ns.collector,
+                   [jvmprof, "serve", "--bind", ns.COLLECTOR_IP, "--port", str(port),
+                    "--ui-port", "0", "--tls-cert", os.path.join(work, "server.pem"),
+                    "--tls-key", os.path.join(work, "server.key"), "--agent-token", token,
+                    "--store", db]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    found = None
+    for line in serve.stdout:
+        m = re.search(r"net=%s:(\d+)" % re.escape(ns.COLLECTOR_IP), line)
+        if m:
+            found = int(m.group(1))
+        if "UI:" in line:
+            break
+    # The rest of its output, line by line, for wait_for_line; the thread ends with serve.
+    threading.Thread(target=lambda: [lines.put(l) for l in serve.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    serve.lines = lines
+    return serve, found
+
+
+def wait_for_line(serve, text, deadline):
+    """True once serve printed a line with TEXT; False if it ended or DEADLINE passed."""
+    while time.time() < deadline:
+        try:
+            line = serve.lines.get(timeout=max(0.1, deadline - time.time()))
+        except queue.Empty:
+            return False
+        if line is None:
+            return False
+        serve.seen.append(line)
+        if text in line:
+            return True
+    return False
+
+
+def stop_serve(serve):
+    out, err = stop(serve)
+    rest = []
+    while True:
+        try:
+            line = serve.lines.get(timeout=10)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        rest.append(line)
+    return "".join(serve.seen + rest) + (out or ""), err
+
+
 def plain_text_agent(port):
     """What an agent without TLS sends, from the agent's namespace: True when serve closes it."""
     code = ("import socket,sys\n"
@@ -184,29 +241,22 @@ def main():
               len(r.stderr.strip().splitlines()) == 1,
               "serve --bind without TLS refused with one line: %r" % r.stderr)
 
-        serve = subprocess.Popen(
-            ns.exec_in(ns.collector,
-                       [a.jvmprof, "serve", "--bind", ns.COLLECTOR_IP, "--port", "0",
-                        "--ui-port", "0", "--tls-cert", os.path.join(work, "server.pem"),
-                        "--tls-key", os.path.join(work, "server.key"), "--agent-token", token,
-                        "--store", db]),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        port = None
-        for line in serve.stdout:
-            m = re.search(r"net=%s:(\d+)" % re.escape(ns.COLLECTOR_IP), line)
-            if m:
-                port = int(m.group(1))
-            if "UI:" in line:
-                break
-        if not check(port is not None, "serve printed its agent port"):
+        # The namespace is the test's own: a fixed port is free, and a restarted serve gets
+        # the same one.
+        port = 7370
+        serve, bound = start_serve(ns, a.jvmprof, work, token, db, port)
+        serve.seen = []
+        if not check(bound == port, "serve printed its agent port"):
             return 1
         net = "net=%s:%d" % (ns.COLLECTOR_IP, port)
 
-        def agent(label, extra, seconds_ms):
+        def agent_command(label, extra, seconds_ms):
             opts = "heap=sites,sample=0,period=1,label=test=%s,%s,%s" % (label, net, extra)
-            return run(ns.exec_in(ns.agent, [java, "-agentpath:%s=%s" % (a.hprof, opts), "-cp",
-                                             a.classes, "hproftest.PeriodicWork",
-                                             str(seconds_ms)]), timeout=300)
+            return ns.exec_in(ns.agent, [java, "-agentpath:%s=%s" % (a.hprof, opts), "-cp",
+                                         a.classes, "hproftest.PeriodicWork", str(seconds_ms)])
+
+        def agent(label, extra, seconds_ms):
+            return run(agent_command(label, extra, seconds_ms), timeout=300)
 
         started = time.time()
         ca = os.path.join(work, "ca.pem")
@@ -246,12 +296,12 @@ def main():
         r = run(ns.exec_in(ns.agent, [sys.executable, "-c", plain_text_agent(port)]), timeout=60)
         check(r.stdout.strip() == "closed", "serve closed a plain-text agent: %r" % r.stderr)
 
-        out, err = stop(serve)
+        out, err = stop_serve(serve)
         serve = None
         check("connected over TLS" in out, "serve took the agent over TLS: %r" % out)
         check(re.search(r"refused: wrong token", out) is not None,
               "serve logged the wrong token: %r" % out)
-        check(re.search(r"refused: no TLS", out) is not None,
+        check(re.search(r"refused: TLS handshake failed: .*wrong version number", out) is not None,
               "serve logged the agent without TLS: %r" % out)
         c = re.search(r"agents: (\d+) admitted, (\d+) refused without TLS, (\d+) without the "
                       r"token", out)
@@ -265,6 +315,33 @@ def main():
               "(%d)" % (items, stored))
         check(item_objects(a.jvmprof, db, "test=wrong-ca") == 0, "nothing from the wrong CA")
         check(item_objects(a.jvmprof, db, "test=wrong-token") == 0, "nothing from a wrong token")
+
+        # A collector restarted while the JVM runs: a new handshake and the token again, and
+        # the new serve (a store of its own) receives periods.
+        first_db, second_db = os.path.join(work, "first.db"), os.path.join(work, "second.db")
+        serve, _ = start_serve(ns, a.jvmprof, work, token, first_db, port)
+        serve.seen = []
+        jvm = subprocess.Popen(agent_command("restart", "nettls=%s,nettoken=%s" % (ca, token),
+                                             8000),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(wait_for_line(serve, "connected over TLS", time.time() + 120),
+              "the first serve took the JVM")
+        stop_serve(serve)
+        serve, _ = start_serve(ns, a.jvmprof, work, token, second_db, port)
+        serve.seen = []
+        # The JVM runs 8 s; the agent retries at most 10 s apart after 100 ms doubling, so it is
+        # back within about 2 s of the new serve listening unless the machine is very slow.
+        reconnected = wait_for_line(serve, "connected over TLS", time.time() + 120)
+        check(reconnected, "the JVM reconnected to the restarted serve")
+        out, err = jvm.communicate(timeout=300)
+        check(jvm.returncode == 0 and "PERIODIC rounds=" in out,
+              "the program ran through the restart: %r" % err[-2000:])
+        check("reconnected to" in err, "the agent says it reconnected: %r" % err[-2000:])
+        out, _ = stop_serve(serve)
+        serve = None
+        check("refused:" not in out, "the reconnect was not refused: %r" % out)
+        check(item_objects(a.jvmprof, second_db, "test=restart") > 0,
+              "the restarted serve received periods after the reconnect")
         print("took %.1f s" % (time.time() - started))
     finally:
         if serve is not None:
