@@ -4,7 +4,11 @@
 // holds now for every method of the class whose JVM signature is CLASS (e.g.
 // Lhproftest/AttachTarget;) to FILE, one line per method: name, descriptor, bytecodes in hex.
 // Comparing two such files tells whether a class's code is back to what it was.
+// With the option string 'malloc=FILE' it writes instead the bytes the process has allocated with
+// malloc now (glibc's mallinfo2: in use in the arenas plus mmapped chunks), one number: minus
+// what the VM's Native Memory Tracking counts as its own malloc, what other code holds.
 #include <jvmti.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,13 @@ static int write_class(jvmtiEnv* jvmti, jclass klass, FILE* out) {
 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM* vm, char* options, void* reserved) {
   (void)reserved;
+  if (options != NULL && strncmp(options, "malloc=", 7) == 0) {
+    const struct mallinfo2 m = mallinfo2();
+    FILE* out = fopen(options + 7, "w");
+    if (out == NULL) return JNI_ERR;
+    fprintf(out, "%zu\n", m.uordblks + m.hblkhd);
+    return fclose(out) == 0 ? JNI_OK : JNI_ERR;
+  }
   const char* eq = options != NULL ? strchr(options, '=') : NULL;
   if (eq == NULL) {
     fprintf(stderr, "bytecode_probe: options must be CLASS_SIGNATURE=FILE\n");
