@@ -330,7 +330,7 @@
   };
 
   // The frames are <div>s (what a test or a user's tools can read: data-name, data-value, style
-  // left/width in percent, top in px), built in one fragment with one style string each; what is
+  // left/width in percent, top in px), new ones built in one fragment; what is
   // narrower than a pixel is not drawn, a frame too narrow for a letter gets no text, and the
   // tooltip is written when the pointer first rests on a frame. Clicks and hovers are handled
   // once for the whole graph (build()). This keeps a redraw of a 100k-stack profile far below a
@@ -392,15 +392,18 @@
       if (d.className !== cls) d.className = cls;
       if (d.getAttribute('data-name') !== name) d.setAttribute('data-name', name);
       d.setAttribute('data-value', String(f.node.v));
-      var top = icicle ? f.depth * rowH : height - (f.depth + 1) * rowH;
-      var css = 'left: ' + (100 * f.x) + '%; width: ' + (100 * f.w) + '%; top: ' + top +
-                'px; background: ' + hue(name) + ';';
-      if (d.fgCss !== css) { d.style.cssText = css; d.fgCss = css; }
+      // Each property set only when it changed (one value parsed, not a whole style string).
+      var st = d.style, left = (100 * f.x) + '%', w = (100 * f.w) + '%';
+      var top = (icicle ? f.depth * rowH : height - (f.depth + 1) * rowH) + 'px';
+      if (d.fgLeft !== left) st.left = d.fgLeft = left;
+      if (d.fgWidth !== w) st.width = d.fgWidth = w;
+      if (d.fgTop !== top) st.top = d.fgTop = top;
+      if (d.fgHueOf !== name) { st.background = hue(name); d.fgHueOf = name; }
       var text = f.w >= textFrac ? name : '';
       if (d.textContent !== text) d.textContent = text;
       if (d.title) d.removeAttribute('title');  // written again on hover, for this frame
       d.fgFrame = f;
-      if (decorate) { decorate(d, f.node); d.fgCss = null; }  // e.g. the diff's colours
+      if (decorate) { decorate(d, f.node); d.fgHueOf = null; }  // e.g. the diff's colours
     }
     while (drawn.length > frames.length) g.removeChild(g.lastChild);
     if (box) g.appendChild(box);

@@ -121,6 +121,12 @@ def main():
     ap.add_argument("--depth", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
+    for spec in a.jvmprof:
+        name, _, path = spec.partition("=")
+        if not name or not os.access(path, os.X_OK):
+            ap.error("--jvmprof wants NAME=PATH of an executable jvmprof: " + spec)
+    if a.stacks < 1 or a.rounds < 1 or a.depth < 6:
+        ap.error("--stacks and --rounds must be at least 1, --depth at least 6")
     work = tempfile.mkdtemp(prefix="jvmprof-measure-bench-")
     runs = []
     try:
@@ -144,6 +150,9 @@ def main():
             print("| %s | %d | %.0f | %.0f | %.3f |" % (
                 r.name, len(t), statistics.median(t), max(t),
                 statistics.median(t) / statistics.median(times[first])))
+        # Every switch in the order made (round by round), to see where the slowest ones fall.
+        for r in runs:
+            print("%s: %s" % (r.name, " ".join("%.0f" % t for t in times[r.name])))
     finally:
         for r in runs:
             r.stop()
