@@ -23,7 +23,7 @@ struct WebOptions {
   std::string token;
   std::vector<std::string> extra_hosts;    // more Host names allowed (without port)
   store::ProfileStore* history = nullptr;  // serve --store: the History view's store
-  std::string agent_address;             // HOST:PORT agents send to (net=), for "Local JVMs"
+  std::string agent_address;               // HOST:PORT agents send to (net=), for "Local JVMs"
 };
 
 class WebServer {
