@@ -6,23 +6,13 @@
 #include <cstdio>
 #include <functional>
 
+#include "json_reply.h"
 #include "session_registry.h"
 
 namespace jvmprof {
 namespace {
 
 constexpr uint64_t kMaxPage = 1000;
-
-void reply(httplib::Response& res, const nlohmann::json& j, int status = 200) {
-  res.status = status;
-  // Names and strings from a dump may be any bytes: invalid UTF-8 is replaced, never sent raw.
-  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
-}
-
-void error(httplib::Response& res, int status, const std::string& message) {
-  reply(res, {{"error", message}}, status);
-}
 
 std::string hex(uint64_t id) {
   char buf[24];
@@ -84,12 +74,12 @@ struct Routes {
   std::shared_ptr<const analysis::HeapDump> heap(uint32_t id, httplib::Response& res) {
     auto s = registry.find(id);
     if (!s) {
-      error(res, 404, "no such profile");
+      error_reply(res, 404, "no such profile");
       return nullptr;
     }
     std::string message;
     auto h = s->heap(message);
-    if (!h) error(res, 404, message);
+    if (!h) error_reply(res, 404, message);
     return h;
   }
 
@@ -102,25 +92,25 @@ struct Routes {
     // id=root (where allowed): the dominator tree's top, passed on as id 0 (never an object's).
     const bool root = root_ok && req.get_param_value("id") == "root";
     if (!root && (!number_param(req, "id", 0, id) || !req.has_param("id") || id == 0))
-      return error(res, 400,
-                   root_ok ? "id= must be an object id (0x...) or root"
-                           : "id= must be an object id (0x...)");
+      return error_reply(res, 400,
+                         root_ok ? "id= must be an object id (0x...) or root"
+                                 : "id= must be an object id (0x...)");
     if (!number_param(req, "offset", 0, offset) || !number_param(req, "limit", 100, limit) ||
         limit == 0 || limit > kMaxPage)
-      return error(res, 400, "offset= and limit= must be numbers, limit 1..1000");
+      return error_reply(res, 400, "offset= and limit= must be numbers, limit 1..1000");
     try {
       profile = std::stoull(req.matches[1].str());
     } catch (const std::exception&) {
-      return error(res, 404, "no such profile");
+      return error_reply(res, 404, "no such profile");
     }
     auto h = heap(static_cast<uint32_t>(profile), res);
     if (!h) return;
     try {
-      reply(res, f(*h, id, offset, limit));
+      json_reply(res, f(*h, id, offset, limit));
     } catch (const analysis::Error& e) {
-      error(res, 404, e.what());
+      error_reply(res, 404, e.what());
     } catch (const std::exception& e) {
-      error(res, 500, e.what());
+      error_reply(res, 500, e.what());
     }
   }
 
@@ -175,7 +165,7 @@ struct Routes {
     uint64_t before = 0, after = 0;
     if (!number_param(req, "before", 0, before) || !number_param(req, "after", 0, after) ||
         !req.has_param("before") || !req.has_param("after"))
-      return error(res, 400, "before= and after= must be profile numbers");
+      return error_reply(res, 400, "before= and after= must be profile numbers");
     auto old_heap = heap(static_cast<uint32_t>(before), res);
     if (!old_heap) return;
     auto new_heap = heap(static_cast<uint32_t>(after), res);
@@ -190,9 +180,9 @@ struct Routes {
                         {"shallowAfter", d.shallow_after},
                         {"retainedBefore", d.retained_before},
                         {"retainedAfter", d.retained_after}});
-      reply(res, {{"before", before}, {"after", after}, {"classes", std::move(list)}});
+      json_reply(res, {{"before", before}, {"after", after}, {"classes", std::move(list)}});
     } catch (const std::exception& e) {
-      error(res, 500, e.what());
+      error_reply(res, 500, e.what());
     }
   }
 };

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "json_reply.h"
 #include "profiles.h"
 #include "store.h"
 
@@ -19,16 +20,6 @@ namespace jvmprof {
 namespace {
 
 constexpr int64_t kMaxBuckets = 10'000;  // an explicit bucket= may ask for this many at most
-
-void json_reply(httplib::Response& res, const nlohmann::json& j, int status = 200) {
-  res.status = status;
-  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
-}
-
-void error_reply(httplib::Response& res, int status, const std::string& message) {
-  json_reply(res, {{"error", message}}, status);
-}
 
 // A request's range, matchers and measure, or the one-line reason it has none.
 struct HistoryRequest {

@@ -11,6 +11,7 @@
 
 #include "attach.h"
 #include "attach_support.h"
+#include "json_reply.h"
 #include "serve_assets.h"
 
 namespace jvmprof {
@@ -18,16 +19,6 @@ namespace {
 
 // What "profile" asks of HPROF; net= is added.
 constexpr char kProfileOptions[] = "cpu=samples,heap=sites,sample=512k,monitor=y";
-
-void reply(httplib::Response& res, const nlohmann::json& j, int status = 200) {
-  res.status = status;
-  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
-}
-
-void error(httplib::Response& res, int status, const std::string& message) {
-  reply(res, {{"error", message}}, status);
-}
 
 bool from_loopback(const httplib::Request& req) {
   const std::string& a = req.remote_addr;
@@ -55,7 +46,8 @@ void add_local_jvm_routes(httplib::Server& server, const std::string& agent_addr
   });
 
   server.Get("/api/local-jvms", [attached](const httplib::Request& req, httplib::Response& res) {
-    if (!from_loopback(req)) return error(res, 403, "local JVMs are listed to this machine only");
+    if (!from_loopback(req))
+      return error_reply(res, 403, "local JVMs are listed to this machine only");
     nlohmann::json list = nlohmann::json::array();
     std::lock_guard lock(attached->mutex);
     std::set<pid_t> alive;
@@ -70,20 +62,20 @@ void add_local_jvm_routes(httplib::Server& server, const std::string& agent_addr
                       {"profiling", attached->pids.count(j.pid) != 0}});
     }
     attached->pids = std::move(alive);  // JVMs that ended are forgotten
-    reply(res, list);
+    json_reply(res, list);
   });
 
   server.Post(R"(/api/local-jvms/(\d+)/(profile|stop))",
               [attached, agent_address](const httplib::Request& req, httplib::Response& res) {
                 if (!from_loopback(req)) {
-                  return error(res, 403, "JVMs can be attached from this machine only");
+                  return error_reply(res, 403, "JVMs can be attached from this machine only");
                 }
                 const std::string what = req.matches[2];
                 pid_t pid = 0;
                 try {
                   pid = static_cast<pid_t>(std::stol(req.matches[1]));
                 } catch (const std::exception&) {
-                  return error(res, 400, "not a pid");
+                  return error_reply(res, 400, "not a pid");
                 }
                 const bool profile = what == "profile";
                 const std::string options =
@@ -92,10 +84,10 @@ void add_local_jvm_routes(httplib::Server& server, const std::string& agent_addr
                 try {
                   result = load_hprof(pid, options);
                 } catch (const attach::AttachError& e) {
-                  return error(res, 409, e.what());
+                  return error_reply(res, 409, e.what());
                 }
                 if (result != 0) {
-                  return error(
+                  return error_reply(
                       res, 409,
                       profile ? "HPROF refused to start in JVM " + std::to_string(pid) +
                                     " (is it profiled already? its output says why)"
@@ -107,7 +99,7 @@ void add_local_jvm_routes(httplib::Server& server, const std::string& agent_addr
                 } else {
                   attached->pids.erase(pid);
                 }
-                reply(res, {{"pid", pid}, {"profiling", profile}, {"options", options}});
+                json_reply(res, {{"pid", pid}, {"profiling", profile}, {"options", options}});
               });
 }
 

@@ -11,6 +11,7 @@
 
 #include "heap_object_routes.h"
 #include "history_routes.h"
+#include "json_reply.h"
 #include "local_jvm_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
@@ -40,16 +41,6 @@ std::string cookie_token(const httplib::Request& req) {
     at += key.size();
   }
   return {};
-}
-
-void json_reply(httplib::Response& res, const nlohmann::json& j, int status = 200) {
-  res.status = status;
-  res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
-}
-
-void error_reply(httplib::Response& res, int status, const std::string& message) {
-  json_reply(res, {{"error", message}}, status);
 }
 
 // GET .../heap/classes?filter=TEXT&sort=name|instances|shallow|retained&order=asc|desc
