@@ -98,20 +98,11 @@ void AllocationSites::merge_all_buffers() const {
 void AllocationSites::add(const PendingAlloc& alloc) {
   uint64_t bytes = 0, objects = 0;
   weights(alloc.size, &bytes, &objects);
-  SiteCounts& c = sites_[alloc.site].counts;
-  c.alloc_bytes += bytes;
-  c.alloc_objects += objects;
-  c.live_bytes += bytes;
-  c.live_objects += objects;
-  totals_.alloc_bytes += bytes;
-  totals_.alloc_objects += objects;
-  totals_.live_bytes += bytes;
-  totals_.live_objects += objects;
+  count_allocated(alloc.site, objects, bytes);
   objects_.put(alloc.object, {alloc.site, alloc.size});
 }
 
-void AllocationSites::add_untracked(uint32_t site, uint64_t objects, uint64_t bytes) {
-  std::lock_guard lock(mutex_);
+void AllocationSites::count_allocated(uint32_t site, uint64_t objects, uint64_t bytes) {
   SiteCounts& c = sites_[site].counts;
   c.alloc_bytes += bytes;
   c.alloc_objects += objects;
@@ -121,6 +112,11 @@ void AllocationSites::add_untracked(uint32_t site, uint64_t objects, uint64_t by
   totals_.alloc_objects += objects;
   totals_.live_bytes += bytes;
   totals_.live_objects += objects;
+}
+
+void AllocationSites::add_untracked(uint32_t site, uint64_t objects, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  count_allocated(site, objects, bytes);
 }
 
 void AllocationSites::on_free(jobjectID object) {

@@ -101,6 +101,8 @@ class AllocationSites {
   void merge_all_buffers() const;          // caller holds mutex_
   void apply_queued_frees() const;         // caller holds mutex_; merges every buffer first
   void add(const PendingAlloc& alloc);     // caller holds mutex_
+  // Adds to a site's and the totals' allocated and live counts; caller holds mutex_.
+  void count_allocated(uint32_t site, uint64_t objects, uint64_t bytes);
   void apply_free(jobjectID object);
   // What one reported allocation of `size` bytes counts for.
   void weights(jint size, uint64_t* bytes, uint64_t* objects) const;
