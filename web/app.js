@@ -332,10 +332,14 @@
     Array.prototype.forEach.call($('tabs').children, function (b) {
       b.className = b.getAttribute('data-tab') === state.tab ? 'on' : '';
     });
-    // The heap view changes only with a new dump (indexing it is the slow part).
-    var key = state.tab === 'heap' ? [p.id, 'heap', p.heapDumps, p.heapDumpReady].join('/')
+    // The heap view changes only with a new dump (indexing it is the slow part): the one the
+    // server opens, so a redraw never follows the summary of the dump already shown.
+    var key = state.tab === 'heap' ? [p.id, 'heap', p.heapDumpSerial].join('/')
       : [p.id, state.tab, state.measure, state.perThread, p.state, p.sections, p.traces, p.threads].join('/');
-    if (key === state.drawnKey) return;
+    if (key === state.drawnKey) {
+      if (state.tab === 'heap' && window.JvmprofHeapDiff) JvmprofHeapDiff.update(state.profiles);
+      return;
+    }
     state.drawnKey = key;
     var graphTab = state.tab === 'cpu' || state.tab === 'alloc';
     $('view-options').hidden = !graphTab;
@@ -435,6 +439,9 @@
     var base = '/api/profiles/' + p.id + '/heap/';
     api(base + 'summary').then(function (s) {
       if (!stillShown()) return;
+      // The view shows this dump from now on, even if the last poll did not know of it yet: the
+      // poll that does must not redraw it (and lose the object the user opened).
+      state.drawnKey = [p.id, 'heap', s.dumpSerial].join('/');
       status.textContent = s.objects.toLocaleString('en-US') + ' objects, ' + bytes(s.shallowBytes) +
         ' (' + bytes(s.reachableBytes) + ' reachable), ' + s.classes + ' classes, ' + s.gcRoots + ' GC roots, ' +
         s.danglingReferences + ' dangling references' +

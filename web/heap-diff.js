@@ -49,51 +49,69 @@ window.JvmprofHeapDiff = (function () {
     box.appendChild(t);
   }
 
+  // The picker shown now (one heap view at a time): redrawn when the profiles with a heap change.
+  var shown = null;
+
+  function fill(profiles) {
+    // The shown profile has a heap: its summary has arrived, whatever the last poll said.
+    var withHeap = profiles.filter(function (p) { return p.heapDumpReady || p.id === shown.currentId; });
+    var key = withHeap.map(function (p) { return p.id; }).join(',');
+    if (key === shown.key) return;
+    shown.key = key;
+    var box = shown.box, currentId = shown.currentId;
+    box.textContent = '';
+    if (withHeap.length < 2) {
+      box.appendChild(el('p', 'hint', 'Open or dump a second heap to compare (jvmprof serve OLD NEW, ' +
+        'or "dump heap" twice in two JVMs).'));
+      return;
+    }
+    function picker(id, chosen) {
+      var s = el('select');
+      s.id = id;
+      withHeap.forEach(function (p) {
+        var o = el('option', null, '#' + p.id + ' ' + p.name);
+        o.value = String(p.id);
+        s.appendChild(o);
+      });
+      s.value = String(chosen);
+      return s;
+    }
+    var others = withHeap.filter(function (p) { return p.id !== currentId; });
+    var before = picker('heap-diff-before', others.length ? others[0].id : currentId);
+    var after = picker('heap-diff-after', currentId);
+    var go = el('button', null, 'compare');
+    go.id = 'heap-diff-compare';
+    var form = el('div', 'heap-diff-form');
+    form.append(el('label', null, 'old '), before, el('label', null, ' new '), after, go);
+    box.appendChild(form);
+    var result = el('div', 'heap-diff-result');
+    box.appendChild(result);
+    go.addEventListener('click', function () {
+      result.textContent = 'comparing (indexing both dumps)…';
+      JvmprofDom.api('/api/heap/diff?before=' + encodeURIComponent(before.value) + '&after=' +
+                     encodeURIComponent(after.value)).then(function (d) {
+        result.textContent = '';
+        result.appendChild(el('p', null, d.classes.length + ' classes changed from #' + d.before +
+          ' to #' + d.after));
+        var table = el('div');
+        result.appendChild(table);
+        drawTable(table, d.classes, { key: 'shallow', reverse: false });
+      }, function (e) { result.textContent = e.message; });
+    });
+  }
+
   return {
     // Draws the picker into `container`: `profiles` as /api/profiles lists them, `currentId` the
     // profile shown (the default "new" side).
     render: function (container, currentId, profiles) {
-      var withHeap = profiles.filter(function (p) { return p.heapDumpReady; });
       var box = el('div', 'heap-diff');
       container.appendChild(box);
-      if (withHeap.length < 2) {
-        box.appendChild(el('p', 'hint', 'Open or dump a second heap to compare (jvmprof serve OLD NEW, ' +
-          'or "dump heap" twice in two JVMs).'));
-        return;
-      }
-      function picker(id, chosen) {
-        var s = el('select');
-        s.id = id;
-        withHeap.forEach(function (p) {
-          var o = el('option', null, '#' + p.id + ' ' + p.name);
-          o.value = String(p.id);
-          s.appendChild(o);
-        });
-        s.value = String(chosen);
-        return s;
-      }
-      var others = withHeap.filter(function (p) { return p.id !== currentId; });
-      var before = picker('heap-diff-before', others.length ? others[0].id : currentId);
-      var after = picker('heap-diff-after', currentId);
-      var go = el('button', null, 'compare');
-      go.id = 'heap-diff-compare';
-      var form = el('div', 'heap-diff-form');
-      form.append(el('label', null, 'old '), before, el('label', null, ' new '), after, go);
-      box.appendChild(form);
-      var result = el('div', 'heap-diff-result');
-      box.appendChild(result);
-      go.addEventListener('click', function () {
-        result.textContent = 'comparing (indexing both dumps)…';
-        JvmprofDom.api('/api/heap/diff?before=' + encodeURIComponent(before.value) + '&after=' +
-                       encodeURIComponent(after.value)).then(function (d) {
-          result.textContent = '';
-          result.appendChild(el('p', null, d.classes.length + ' classes changed from #' + d.before +
-            ' to #' + d.after));
-          var table = el('div');
-          result.appendChild(table);
-          drawTable(table, d.classes, { key: 'shallow', reverse: false });
-        }, function (e) { result.textContent = e.message; });
-      });
+      shown = { box: box, currentId: currentId, key: null };
+      fill(profiles);
+    },
+    // A newer list of profiles: the picker follows when another dump becomes ready (or goes).
+    update: function (profiles) {
+      if (shown && shown.box.isConnected) fill(profiles);
     }
   };
 })();

@@ -276,7 +276,7 @@ void Session::spool(std::string_view bytes) {
   }
 }
 
-std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error) {
+std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error, uint64_t* serial_out) {
   std::lock_guard heap_lock(heap_mu_);
   std::string source;
   uint64_t serial = 0, prefix = 0;
@@ -300,6 +300,7 @@ std::shared_ptr<const analysis::HeapDump> Session::heap(std::string& error) {
       prefix = dump_prefix_;
     }
   }
+  if (serial_out) *serial_out = serial;
   if (heap_ && heap_serial_ == serial) return heap_;
   std::string path = source;
   if (is_socket_) {
@@ -442,6 +443,9 @@ nlohmann::json Session::info() const {
       {"measures", std::move(measures)},
       {"hasMonitorDump", !p.monitor_dump.empty()},
       {"heapDumpReady", is_socket_ ? dump_serial_ > 0 : p.heap_dumps > 0},
+      // Which dump heap() opens now: the heap view redraws when this changes, not when
+      // heapDumps (the parsed snapshot, updated at another moment) catches up with it.
+      {"heapDumpSerial", is_socket_ ? dump_serial_ : (p.heap_dumps > 0 ? 1 : 0)},
       {"startedAt",
        std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch()).count()},
       {"commands", std::move(commands)},

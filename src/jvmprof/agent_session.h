@@ -78,8 +78,9 @@ class Session {
 
   // The newest heap dump, indexed by the analysis library: a saved binary file itself, or for a
   // live format=b stream the stream up to the end of its newest dump. Opened on first use and
-  // kept until a newer dump arrives. Null with `error` set when there is none.
-  std::shared_ptr<const analysis::HeapDump> heap(std::string& error);
+  // kept until a newer dump arrives. Null with `error` set when there is none. `serial`, when
+  // given, receives which dump it is (info()'s heapDumpSerial).
+  std::shared_ptr<const analysis::HeapDump> heap(std::string& error, uint64_t* serial = nullptr);
 
  private:
   struct Command {

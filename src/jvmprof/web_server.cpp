@@ -190,10 +190,14 @@ struct WebServer::Impl {
       auto s = session(req, res);
       if (!s) return;
       std::string error;
-      auto heap = s->heap(error);
+      uint64_t serial = 0;
+      auto heap = s->heap(error, &serial);
       if (!heap) return error_reply(res, 404, error);
       try {
-        json_reply(res, f(*heap));
+        nlohmann::json answer = f(*heap);
+        // Which dump answered: the page's poll may not know of it yet (a live stream's newest).
+        if (answer.is_object()) answer["dumpSerial"] = serial;
+        json_reply(res, answer);
       } catch (const std::exception& e) {
         error_reply(res, 500, e.what());
       }
