@@ -334,7 +334,9 @@ def check_zoom(driver, hot, screenshots):
         "var up = Array.from(document.querySelectorAll('#view .fg-frame')).filter(g =>"
         "  parseFloat(g.style.top) === top - 18 && parseFloat(g.style.left) <= x &&"
         "  x < parseFloat(g.style.left) + parseFloat(g.style.width))[0];"
-        "if (!up) return null; up.click(); return up.getAttribute('data-name');", hot)
+        # The name is read before the click: the zoom redraws at once, reusing the frames' elements
+        # in drawing order, so the clicked element may then hold another frame.
+        "if (!up) return null; var name = up.getAttribute('data-name'); up.click(); return name;", hot)
     check(caller is not None, "hotLoop's caller frame can be clicked")
     if caller is None:
         return
