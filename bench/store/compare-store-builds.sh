@@ -4,7 +4,7 @@
 # falls on both: each round runs OLD, NEW and NEW again (the A/A row: how far two runs of the same
 # build differ), into SQLite and, when postgresql-15 is installed, into one PostgreSQL 15 server
 # of its own (a fresh database per run). One store_bench table row per run, then each run's
-# PostgreSQL database size.
+# PostgreSQL database size (and an empty database's, to subtract).
 #
 #   compare-store-builds.sh OLD_BENCH NEW_BENCH [JVMS [HOURS [ROUNDS]]]   default: 2 JVMs x 0.5 h, 3 rounds
 #
@@ -45,6 +45,10 @@ if [ -x "$pg/initdb" ]; then
     -o "-c listen_addresses='' -k $work -p 5432" start >/dev/null
 fi
 psql() { "${as[@]}" "$pg/psql" -h "$work" -U postgres -Atc "$1" postgres; }
+if ((have_pg)); then
+  psql "CREATE DATABASE empty" >/dev/null
+  echo "PostgreSQL empty database size: $(psql "SELECT pg_database_size('empty')") bytes"
+fi
 run=0
 for ((r = 1; r <= rounds; r++)); do
   for which in old new new-again; do

@@ -144,6 +144,7 @@ class SqliteBackend final : public Backend {
       jvm_ids_.clear();
       frame_ids_.clear();
       stack_ids_.clear();
+      stack_by_frames_.clear();
       throw;
     }
   }
@@ -249,6 +250,7 @@ class SqliteBackend final : public Backend {
     }
     jvm_ids_.clear();
     stack_ids_.clear();
+    stack_by_frames_.clear();
     stack_frames_.clear();
     return r;
   }
@@ -367,7 +369,18 @@ class SqliteBackend final : public Backend {
     return id;
   }
 
+  // Known stacks by their frame names first: most of a period's stacks were seen before.
   int64_t stack_id(const std::vector<std::string>& frames) {
+    std::string key = frames_key(frames);
+    if (auto it = stack_by_frames_.find(key); it != stack_by_frames_.end()) return it->second;
+    const int64_t id = resolve_stack(frames);
+    // Bounded: a program with ever new stacks costs lookups, not memory.
+    if (stack_by_frames_.size() >= 65536) stack_by_frames_.clear();
+    stack_by_frames_.emplace(std::move(key), id);
+    return id;
+  }
+
+  int64_t resolve_stack(const std::vector<std::string>& frames) {
     std::vector<int64_t> ids;
     ids.reserve(frames.size());
     for (const std::string& f : frames) ids.push_back(frame_id(f));
@@ -560,7 +573,7 @@ class SqliteBackend final : public Backend {
 
   std::string path_;
   sqlite3* db_ = nullptr;
-  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_;
+  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_, stack_by_frames_;
   std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
   std::unordered_map<int64_t, std::string> frame_names_;
   std::unique_ptr<Statement> insert_jvm_, select_jvm_, insert_label_, insert_frame_, select_frame_,
