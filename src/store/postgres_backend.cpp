@@ -12,6 +12,7 @@
 
 #include "measure_codes.h"
 #include "postgres_schema.h"
+#include "sample_codec.h"
 #include "stack_codec.h"
 #include "store_backend.h"
 
@@ -42,6 +43,40 @@ std::string labels_json(const std::map<std::string, std::string>& labels) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : labels) j[k] = v;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A blob as a bytea literal in hex form ('\x0102...'; standard_conforming_strings is on).
+std::string bytea_literal(std::string_view blob) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out = "'\\x";
+  out.reserve(blob.size() * 2 + 4);
+  for (unsigned char c : blob) {
+    out.push_back(hex[c >> 4]);
+    out.push_back(hex[c & 15]);
+  }
+  out.push_back('\'');
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A bytea column's text form (hex, PostgreSQL's default bytea_output) as bytes; false when it is
+// not that form.
+bool from_bytea_text(std::string_view text, std::string& out) {
+  out.clear();
+  if (text.size() < 2 || text[0] != '\\' || text[1] != 'x' || text.size() % 2 != 0) return false;
+  out.reserve(text.size() / 2 - 1);
+  for (size_t i = 2; i < text.size(); i += 2) {
+    const int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
 }
 
 // The connection string without its password, for messages.
@@ -89,18 +124,24 @@ class PostgresBackend final : public Backend {
       std::string periods =
           "INSERT INTO periods(id, jvm_id, start_ms, end_ms, resolution_ms) VALUES ";
       std::string samples =
-          "INSERT INTO samples(period_start, period_id, measure, stack_id, weight) VALUES ";
+          "INSERT INTO period_samples(period_start, period_id, measure, total, samples) VALUES ";
       bool any_sample = false;
       for (size_t i = 0; i < batch.size(); ++i) {
         const int64_t id = ids.integer(static_cast<int>(i), 0);
         const std::string start = std::to_string(batch[i].start_ms);
         periods += (i ? ",(" : "(") + std::to_string(id) + "," + std::to_string(jvm_of[i]) + "," +
                    start + "," + std::to_string(batch[i].end_ms) + ",0)";
-        for (const auto& [key, weight] : weights[i]) {
+        // weights[i] is ordered by measure, then stack id: one blob per run of a measure.
+        std::vector<StackWeight> run;
+        for (auto it = weights[i].begin(); it != weights[i].end(); ++it) {
+          run.push_back({it->first.second, it->second});
+          const auto next = std::next(it);
+          if (next != weights[i].end() && next->first.first == it->first.first) continue;
           samples += (any_sample ? ",(" : "(") + start + "," + std::to_string(id) + "," +
-                     std::to_string(key.first) + "," + std::to_string(key.second) + "," +
-                     std::to_string(weight) + ")";
+                     std::to_string(it->first.first) + "," + std::to_string(total_weight(run)) +
+                     "," + bytea_literal(encode_samples(run)) + ")";
           any_sample = true;
+          run.clear();
         }
       }
       exec(periods);
@@ -113,20 +154,25 @@ class PostgresBackend final : public Backend {
   }
 
   std::vector<profiles::Stack> query(const Query& q) override {
+    // The blobs are decoded and added up here: the database cannot look inside them.
     Result r(query_params(
-        "SELECT s.stack_id, SUM(s.weight)::bigint FROM periods p JOIN samples s ON "
-        "s.period_id = p.id AND s.period_start = p.start_ms AND s.measure = $1 WHERE "
-        "p.start_ms >= $2 AND p.start_ms < $3 AND s.period_start >= $2 AND s.period_start < $3" +
-            jvm_filter(q.match) + " GROUP BY s.stack_id",
+        "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND "
+        "s.period_start = p.start_ms AND s.measure = $1 WHERE p.start_ms >= $2 AND p.start_ms < "
+        "$3 AND s.period_start >= $2 AND s.period_start < $3" +
+            jvm_filter(q.match),
         {std::to_string(measure_code(q.measure)), std::to_string(q.from_ms),
          std::to_string(q.to_ms)}));
+    std::unordered_map<int64_t, uint64_t> weights;
+    for (int i = 0; i < r.rows(); ++i)
+      for (const StackWeight& s : decode(r, i, 0, 1)) weights[s.stack_id] += s.weight;
     std::vector<profiles::Stack> out;
-    for (int i = 0; i < r.rows(); ++i) {
+    out.reserve(weights.size());
+    for (const auto& [id, weight] : weights) {
       profiles::Stack s;
-      s.weight = static_cast<uint64_t>(r.integer(i, 1));
-      s.frames = stack_frames(r.integer(i, 0));
+      s.weight = weight;
+      s.frames = stack_frames(id);
       s.trace_frames = s.frames.size();
-      if (s.weight > 0) out.push_back(std::move(s));
+      out.push_back(std::move(s));
     }
     return out;
   }
@@ -164,8 +210,8 @@ class PostgresBackend final : public Backend {
                                       const std::string& group_by) override {
     if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
     Result r(query_params(
-        "SELECT (p.start_ms / $4) * $4, COALESCE(l.value, ''), SUM(s.weight)::bigint FROM "
-        "periods p JOIN samples s ON s.period_id = p.id AND s.period_start = p.start_ms AND "
+        "SELECT (p.start_ms / $4) * $4, COALESCE(l.value, ''), SUM(s.total)::bigint FROM "
+        "periods p JOIN period_samples s ON s.period_id = p.id AND s.period_start = p.start_ms AND "
         "s.measure = $1 LEFT JOIN labels l ON l.jvm_id = p.jvm_id AND l.key = $5 WHERE "
         "p.start_ms >= $2 AND p.start_ms < $3 AND s.period_start >= $2 AND s.period_start < $3" +
             jvm_filter(q.match) + " GROUP BY 1, 2 ORDER BY 1, 2",
@@ -186,8 +232,8 @@ class PostgresBackend final : public Backend {
       if (policy.retention_ms > 0) {
         const std::string cut = std::to_string(now_ms - policy.retention_ms);
         exec(
-            "DELETE FROM samples s USING periods p WHERE s.period_id = p.id AND s.period_start "
-            "= p.start_ms AND p.end_ms < " +
+            "DELETE FROM period_samples s USING periods p WHERE s.period_id = p.id AND "
+            "s.period_start = p.start_ms AND p.end_ms < " +
             cut);
         r.periods_deleted += affected("DELETE FROM periods WHERE end_ms < " + cut);
       }
@@ -264,8 +310,13 @@ class PostgresBackend final : public Backend {
       if (version > kPostgresSchemaVersion)
         throw StoreError(name_ + " has schema version " + std::to_string(version) +
                          ", newer than this jvmprof's " + std::to_string(kPostgresSchemaVersion));
-      for (; version < kPostgresSchemaVersion; version = read_version())
+      for (; version < kPostgresSchemaVersion; version = read_version()) {
         exec(std::string(kPostgresMigrations[version - 1]));
+        if (version == 2) {
+          samples_rows_to_blobs();
+          exec(std::string(kPostgresV3Finish));
+        }
+      }
       exec("COMMIT");
     } catch (...) {
       PQexec(conn_, "ROLLBACK");
@@ -285,21 +336,97 @@ class PostgresBackend final : public Backend {
   void ensure_partition(int64_t start_ms) {
     const int64_t day = (start_ms >= 0 ? start_ms : start_ms - kDayMs + 1) / kDayMs;
     if (partitions_.count(day)) return;
-    const std::string from = std::to_string(day * kDayMs), to = std::to_string((day + 1) * kDayMs);
-    const std::string suffix = day < 0 ? "m" + std::to_string(-day) : std::to_string(day);
     exec("BEGIN");
     try {
       exec(kSchemaLock);
-      exec("CREATE TABLE IF NOT EXISTS periods_d" + suffix +
-           " PARTITION OF periods FOR VALUES FROM (" + from + ") TO (" + to + ")");
-      exec("CREATE TABLE IF NOT EXISTS samples_d" + suffix +
-           " PARTITION OF samples FOR VALUES FROM (" + from + ") TO (" + to + ")");
+      create_partitions(day);
       exec("COMMIT");
     } catch (...) {
       PQexec(conn_, "ROLLBACK");
       throw;
     }
     partitions_.insert(day);
+  }
+
+  // Inside a transaction holding kSchemaLock.
+  void create_partitions(int64_t day) {
+    const std::string from = std::to_string(day * kDayMs), to = std::to_string((day + 1) * kDayMs);
+    const std::string suffix = day < 0 ? "m" + std::to_string(-day) : std::to_string(day);
+    exec("CREATE TABLE IF NOT EXISTS periods_d" + suffix +
+         " PARTITION OF periods FOR VALUES FROM (" + from + ") TO (" + to + ")");
+    exec("CREATE TABLE IF NOT EXISTS period_samples_d" + suffix +
+         " PARTITION OF period_samples FOR VALUES FROM (" + from + ") TO (" + to + ")");
+  }
+
+  std::vector<StackWeight> decode(const Result& r, int row, int period_col, int blob_col) {
+    std::string blob;
+    if (!from_bytea_text(r.text(row, blob_col), blob))
+      throw StoreError(name_ + ": period " + r.text(row, period_col) +
+                       ": samples are not a bytea in hex form");
+    try {
+      return decode_samples(blob);
+    } catch (const StoreError& e) {
+      throw StoreError(name_ + ": period " + r.text(row, period_col) + ": " + e.what());
+    }
+  }
+
+  std::string samples_row(const std::string& start, int64_t period, int64_t measure,
+                          const std::vector<StackWeight>& samples) {
+    return "(" + start + "," + std::to_string(period) + "," + std::to_string(measure) + "," +
+           std::to_string(total_weight(samples)) + "," + bytea_literal(encode_samples(samples)) +
+           ")";
+  }
+
+  // Rows of period_samples, replacing those of the same (period, measure).
+  void put_samples(const std::vector<std::string>& rows) {
+    if (rows.empty()) return;
+    std::string sql =
+        "INSERT INTO period_samples(period_start, period_id, measure, total, samples) VALUES ";
+    for (size_t i = 0; i < rows.size(); ++i) sql += (i ? "," : "") + rows[i];
+    exec(sql +
+         " ON CONFLICT (period_start, period_id, measure) DO UPDATE SET total = excluded.total, "
+         "samples = excluded.samples");
+  }
+
+  // 2 -> 3 (inside prepare_schema's transaction): the day partitions of period_samples, then
+  // each (period, measure)'s sample rows as one blob, read through a cursor in slices.
+  void samples_rows_to_blobs() {
+    Result days(query_params("SELECT DISTINCT floor(start_ms::numeric / " + std::to_string(kDayMs) +
+                                 ")::bigint FROM "
+                                 "periods",
+                             {}));
+    for (int i = 0; i < days.rows(); ++i) create_partitions(days.integer(i, 0));
+    exec(
+        "DECLARE old_samples NO SCROLL CURSOR FOR SELECT period_start, period_id, measure, "
+        "stack_id, weight FROM samples WHERE weight > 0 ORDER BY period_id, measure, stack_id");
+    std::vector<StackWeight> samples;
+    std::vector<std::string> rows;
+    std::string start;
+    int64_t period = -1, measure = -1;
+    auto flush = [&] {
+      if (!samples.empty()) rows.push_back(samples_row(start, period, measure, samples));
+      samples.clear();
+      if (rows.size() >= 1000) {
+        put_samples(rows);
+        rows.clear();
+      }
+    };
+    for (;;) {
+      Result slice(query_params("FETCH 50000 FROM old_samples", {}));
+      if (slice.rows() == 0) break;
+      for (int i = 0; i < slice.rows(); ++i) {
+        if (slice.integer(i, 1) != period || slice.integer(i, 2) != measure) {
+          flush();
+          start = slice.text(i, 0);
+          period = slice.integer(i, 1);
+          measure = slice.integer(i, 2);
+        }
+        samples.push_back({slice.integer(i, 3), static_cast<uint64_t>(slice.integer(i, 4))});
+      }
+    }
+    flush();
+    put_samples(rows);
+    exec("CLOSE old_samples");
   }
 
   int64_t jvm_id(const JvmIdentity& j) {
@@ -347,7 +474,18 @@ class PostgresBackend final : public Backend {
     return id;
   }
 
+  // Known stacks by their frame names first: most of a period's stacks were seen before.
   int64_t stack_id(const std::vector<std::string>& frames) {
+    std::string key = frames_key(frames);
+    if (auto it = stack_by_frames_.find(key); it != stack_by_frames_.end()) return it->second;
+    const int64_t id = resolve_stack(frames);
+    // Bounded: a program with ever new stacks costs lookups, not memory.
+    if (stack_by_frames_.size() >= 65536) stack_by_frames_.clear();
+    stack_by_frames_.emplace(std::move(key), id);
+    return id;
+  }
+
+  int64_t resolve_stack(const std::vector<std::string>& frames) {
     std::vector<int64_t> ids;
     for (const std::string& f : frames) ids.push_back(frame_id(f));
     const std::string blob = encode_frame_ids(ids);
@@ -429,18 +567,43 @@ class PostgresBackend final : public Backend {
         " FROM periods WHERE resolution_ms < " + r + " AND end_ms < " + c +
         " GROUP BY 1, 2 ON CONFLICT (jvm_id, resolution_ms, start_ms) WHERE resolution_ms > 0 DO "
         "NOTHING");
+    // Each bucket's blobs merged in C++: its own (a bucket may exist from an earlier run) and
+    // those of the periods folded into it.
+    Result buckets(query_params(
+        "SELECT DISTINCT b.id, b.jvm_id, b.start_ms FROM periods p JOIN periods b ON b.jvm_id = "
+        "p.jvm_id AND b.resolution_ms = " +
+            r + " AND b.start_ms = (p.start_ms / " + r + ") * " + r + " WHERE p.resolution_ms < " +
+            r + " AND p.end_ms < " + c,
+        {}));
+    std::vector<std::string> rows;
+    for (int i = 0; i < buckets.rows(); ++i) {
+      const std::string id = buckets.text(i, 0), start = buckets.text(i, 2);
+      // The start range (widened by one bucket each way for integer division's rounding towards
+      // zero) prunes partitions; the division picks the bucket exactly.
+      Result sources(query_params(
+          "SELECT p.id, s.measure, s.samples FROM periods p JOIN period_samples s ON s.period_id "
+          "= p.id AND s.period_start = p.start_ms WHERE p.start_ms > $3::bigint - $1::bigint AND "
+          "p.start_ms < $3::bigint + $1::bigint AND s.period_start > $3::bigint - $1::bigint AND "
+          "s.period_start < $3::bigint + $1::bigint AND p.jvm_id = $4 AND (p.start_ms / "
+          "$1::bigint) * $1::bigint = $3::bigint AND ((p.resolution_ms < $1::bigint AND p.end_ms "
+          "< $2::bigint) OR p.id = $5::bigint)",
+          {r, c, start, buckets.text(i, 1), id}));
+      std::map<int64_t, std::vector<StackWeight>> merged;
+      for (int k = 0; k < sources.rows(); ++k) {
+        auto& into = merged[sources.integer(k, 1)];
+        into = merge_samples(into, decode(sources, k, 0, 2));
+      }
+      for (const auto& [measure, samples] : merged)
+        rows.push_back(samples_row(start, buckets.integer(i, 0), measure, samples));
+      if (rows.size() >= 1000) {
+        put_samples(rows);
+        rows.clear();
+      }
+    }
+    put_samples(rows);
     exec(
-        "INSERT INTO samples(period_start, period_id, measure, stack_id, weight) SELECT "
-        "b.start_ms, b.id, s.measure, s.stack_id, SUM(s.weight) FROM periods p JOIN samples s ON "
-        "s.period_id = p.id AND s.period_start = p.start_ms JOIN periods b ON b.jvm_id = p.jvm_id "
-        "AND b.resolution_ms = " +
-        r + " AND b.start_ms = (p.start_ms / " + r + ") * " + r + " WHERE p.resolution_ms < " + r +
-        " AND p.end_ms < " + c +
-        " GROUP BY 1, 2, 3, 4 ON CONFLICT (period_start, period_id, measure, stack_id) DO UPDATE "
-        "SET weight = samples.weight + excluded.weight");
-    exec(
-        "DELETE FROM samples s USING periods p WHERE s.period_id = p.id AND s.period_start = "
-        "p.start_ms AND p.resolution_ms < " +
+        "DELETE FROM period_samples s USING periods p WHERE s.period_id = p.id AND "
+        "s.period_start = p.start_ms AND p.resolution_ms < " +
         r + " AND p.end_ms < " + c);
     return affected("DELETE FROM periods WHERE resolution_ms < " + r + " AND end_ms < " + c);
   }
@@ -448,7 +611,7 @@ class PostgresBackend final : public Backend {
   std::string name_;
   PGconn* conn_ = nullptr;
   std::set<int64_t> partitions_;
-  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_;
+  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_, stack_by_frames_;
   std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
   std::unordered_map<int64_t, std::string> frame_names_;
 };

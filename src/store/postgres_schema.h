@@ -7,7 +7,7 @@
 
 namespace store {
 
-inline constexpr int kPostgresSchemaVersion = 2;
+inline constexpr int kPostgresSchemaVersion = 3;
 
 inline constexpr std::string_view kPostgresSchemaV1 = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,6 +37,20 @@ CREATE INDEX labels_by_value ON labels(key, value);
 INSERT INTO labels SELECT jvms.id, j.key, j.value FROM jvms, json_each_text(jvms.labels::json) AS j;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql",
+    // 2 -> 3: one row per (period, measure) with its samples as one blob (see the SQLite
+    // schema), partitioned like periods. The day partitions and the blobs are made in C++
+    // between this step and kPostgresV3Finish.
+    R"sql(
+CREATE TABLE period_samples(period_start BIGINT NOT NULL, period_id BIGINT NOT NULL,
+  measure SMALLINT NOT NULL, total BIGINT NOT NULL, samples BYTEA NOT NULL,
+  PRIMARY KEY(period_start, period_id, measure)) PARTITION BY RANGE (period_start);
+)sql",
 };
+
+// The end of the 2 -> 3 migration, once every period's samples are in period_samples.
+inline constexpr std::string_view kPostgresV3Finish = R"sql(
+DROP TABLE samples;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
 
 }  // namespace store

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "measure_codes.h"
+#include "sample_codec.h"
 #include "sqlite_schema.h"
 #include "stack_codec.h"
 #include "store_backend.h"
@@ -63,6 +65,12 @@ class Statement {
     return p == nullptr
                ? std::string()
                : std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col));
+  }
+  // Valid until the next step() or reset().
+  std::string_view blob_view(int col) {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p == nullptr ? std::string_view()
+                        : std::string_view(p, sqlite3_column_bytes(stmt_, col));
   }
   std::string blob(int col) {
     const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
@@ -118,7 +126,7 @@ class SqliteBackend final : public Backend {
   ~SqliteBackend() override {
     // Prepared statements first: a connection with live statements does not close.
     for (auto* st : {&insert_jvm_, &select_jvm_, &insert_label_, &insert_frame_, &select_frame_,
-                     &insert_stack_, &select_stack_, &insert_period_, &insert_sample_})
+                     &insert_stack_, &select_stack_, &insert_period_, &insert_samples_})
       st->reset();
     sqlite3_close(db_);
   }
@@ -136,24 +144,31 @@ class SqliteBackend final : public Backend {
       jvm_ids_.clear();
       frame_ids_.clear();
       stack_ids_.clear();
+      stack_by_frames_.clear();
       throw;
     }
   }
 
   std::vector<profiles::Stack> query(const Query& q) override {
+    // The blobs are decoded and added up here: SQLite cannot look inside them.
     std::string sql =
-        "SELECT s.stack_id, SUM(s.weight) FROM periods p JOIN samples s ON s.period_id = p.id "
-        "AND s.measure = ?1 WHERE p.start_ms >= ?2 AND p.start_ms < ?3" +
-        jvm_filter(q.match) + " GROUP BY s.stack_id";
+        "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND "
+        "s.measure = ?1 WHERE p.start_ms >= ?2 AND p.start_ms < ?3" +
+        jvm_filter(q.match);
     Statement st(db_, sql, where("query"));
     st.bind(1, measure_code(q.measure)).bind(2, q.from_ms).bind(3, q.to_ms);
+    std::unordered_map<int64_t, uint64_t> weights;
+    while (st.step())
+      for (const StackWeight& s : decode(st.integer(0), st.blob_view(1)))
+        weights[s.stack_id] += s.weight;
     std::vector<profiles::Stack> out;
-    while (st.step()) {
+    out.reserve(weights.size());
+    for (const auto& [id, weight] : weights) {
       profiles::Stack s;
-      s.weight = static_cast<uint64_t>(st.integer(1));
-      s.frames = stack_frames(st.integer(0));
+      s.weight = weight;
+      s.frames = stack_frames(id);
       s.trace_frames = s.frames.size();
-      if (s.weight > 0) out.push_back(std::move(s));
+      out.push_back(std::move(s));
     }
     return out;
   }
@@ -189,8 +204,8 @@ class SqliteBackend final : public Backend {
                                       const std::string& group_by) override {
     if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
     std::string sql =
-        "SELECT (p.start_ms / ?4) * ?4, COALESCE(l.value, ''), SUM(s.weight) FROM periods p "
-        "JOIN samples s ON s.period_id = p.id AND s.measure = ?1 LEFT JOIN labels l ON "
+        "SELECT (p.start_ms / ?4) * ?4, COALESCE(l.value, ''), SUM(s.total) FROM periods p "
+        "JOIN period_samples s ON s.period_id = p.id AND s.measure = ?1 LEFT JOIN labels l ON "
         "l.jvm_id = p.jvm_id AND l.key = ?5 WHERE p.start_ms >= ?2 AND p.start_ms < ?3" +
         jvm_filter(q.match) + " GROUP BY 1, 2 ORDER BY 1, 2";
     Statement st(db_, sql, where("timeline"));
@@ -210,7 +225,8 @@ class SqliteBackend final : public Backend {
         const int64_t cut = now_ms - policy.retention_ms;
         Statement del_samples(
             db_,
-            "DELETE FROM samples WHERE period_id IN (SELECT id FROM periods WHERE end_ms < ?1)",
+            "DELETE FROM period_samples WHERE period_id IN (SELECT id FROM periods WHERE end_ms < "
+            "?1)",
             where("retention"));
         del_samples.bind(1, cut).run();
         Statement del(db_, "DELETE FROM periods WHERE end_ms < ?1", where("retention"));
@@ -219,9 +235,11 @@ class SqliteBackend final : public Backend {
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
+      // Stacks nothing refers to any more: only deleting periods can leave some (merging keeps
+      // every stack), and finding them reads every blob, so only then. Frames stay: they are
+      // few and small.
+      if (r.periods_deleted > 0) delete_unreferenced_stacks();
       if (r.periods_deleted > 0 || r.periods_merged > 0) {
-        // Stacks and JVMs nothing refers to any more. Frames stay: they are few and small.
-        exec("DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM samples)");
         exec("DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods)");
         exec("DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods)");
       }
@@ -232,6 +250,8 @@ class SqliteBackend final : public Backend {
     }
     jvm_ids_.clear();
     stack_ids_.clear();
+    stack_by_frames_.clear();
+    stack_frames_.clear();
     return r;
   }
 
@@ -280,8 +300,13 @@ class SqliteBackend final : public Backend {
       if (version > kSqliteSchemaVersion)
         throw StoreError(path_ + " has schema version " + std::to_string(version) +
                          ", newer than this jvmprof's " + std::to_string(kSqliteSchemaVersion));
-      for (; version < kSqliteSchemaVersion; version = read_version())
+      for (; version < kSqliteSchemaVersion; version = read_version()) {
         exec(std::string(kSqliteMigrations[version - 1]).c_str());
+        if (version == 2) {
+          samples_rows_to_blobs();
+          exec(std::string(kSqliteV3Finish).c_str());
+        }
+      }
       exec("COMMIT");
     } catch (...) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -344,7 +369,18 @@ class SqliteBackend final : public Backend {
     return id;
   }
 
+  // Known stacks by their frame names first: most of a period's stacks were seen before.
   int64_t stack_id(const std::vector<std::string>& frames) {
+    std::string key = frames_key(frames);
+    if (auto it = stack_by_frames_.find(key); it != stack_by_frames_.end()) return it->second;
+    const int64_t id = resolve_stack(frames);
+    // Bounded: a program with ever new stacks costs lookups, not memory.
+    if (stack_by_frames_.size() >= 65536) stack_by_frames_.clear();
+    stack_by_frames_.emplace(std::move(key), id);
+    return id;
+  }
+
+  int64_t resolve_stack(const std::vector<std::string>& frames) {
     std::vector<int64_t> ids;
     ids.reserve(frames.size());
     for (const std::string& f : frames) ids.push_back(frame_id(f));
@@ -371,22 +407,75 @@ class SqliteBackend final : public Backend {
       insert_period_ = std::make_unique<Statement>(
           db_, "INSERT INTO periods(jvm_id, start_ms, end_ms, resolution_ms) VALUES(?1, ?2, ?3, 0)",
           where("write"));
-      insert_sample_ = std::make_unique<Statement>(
-          db_, "INSERT INTO samples(period_id, measure, stack_id, weight) VALUES(?1, ?2, ?3, ?4)",
-          where("write"));
     }
     insert_period_->bind(1, jvm).bind(2, p.start_ms).bind(3, p.end_ms).run();
     const int64_t period = sqlite3_last_insert_rowid(db_);
     for (const auto& [measure, stacks] : p.stacks) {
-      // Stacks that differ only in what is not stored (line numbers, threads) are one row.
+      // Stacks that differ only in what is not stored (line numbers, threads) are one entry.
       std::map<int64_t, uint64_t> weights;
       for (const profiles::Stack& s : stacks)
         if (s.weight > 0 && !s.frames.empty()) weights[stack_id(s.frames)] += s.weight;
-      for (const auto& [stack, weight] : weights) {
-        insert_sample_->bind(1, period).bind(2, measure_code(measure)).bind(3, stack);
-        insert_sample_->bind(4, static_cast<int64_t>(weight)).run();
-      }
+      std::vector<StackWeight> samples;
+      samples.reserve(weights.size());
+      for (const auto& [stack, weight] : weights) samples.push_back({stack, weight});
+      if (!samples.empty()) put_samples(period, measure_code(measure), samples);
     }
+  }
+
+  void put_samples(int64_t period, int64_t measure, const std::vector<StackWeight>& samples) {
+    if (!insert_samples_)
+      insert_samples_ = std::make_unique<Statement>(
+          db_,
+          "INSERT OR REPLACE INTO period_samples(period_id, measure, total, samples) VALUES(?1, "
+          "?2, ?3, ?4)",
+          where("write"));
+    insert_samples_->bind(1, period).bind(2, measure);
+    insert_samples_->bind(3, static_cast<int64_t>(total_weight(samples)));
+    insert_samples_->bind_blob(4, encode_samples(samples)).run();
+  }
+
+  std::vector<StackWeight> decode(int64_t period, std::string_view blob) {
+    try {
+      return decode_samples(blob);
+    } catch (const StoreError& e) {
+      throw StoreError(where("read period " + std::to_string(period)) + ": " + e.what());
+    }
+  }
+
+  // 2 -> 3: each (period, measure)'s sample rows become one blob.
+  void samples_rows_to_blobs() {
+    Statement rows(db_,
+                   "SELECT period_id, measure, stack_id, weight FROM samples WHERE weight > 0 "
+                   "ORDER BY period_id, measure, stack_id",
+                   where("migrate to version 3"));
+    std::vector<StackWeight> samples;
+    int64_t period = -1, measure = -1;
+    auto flush = [&] {
+      if (!samples.empty()) put_samples(period, measure, samples);
+      samples.clear();
+    };
+    while (rows.step()) {
+      if (rows.integer(0) != period || rows.integer(1) != measure) {
+        flush();
+        period = rows.integer(0);
+        measure = rows.integer(1);
+      }
+      samples.push_back({rows.integer(2), static_cast<uint64_t>(rows.integer(3))});
+    }
+    flush();
+  }
+
+  void delete_unreferenced_stacks() {
+    std::unordered_set<int64_t> used;
+    Statement all(db_, "SELECT period_id, samples FROM period_samples", where("retention"));
+    while (all.step())
+      for (const StackWeight& s : decode(all.integer(0), all.blob_view(1))) used.insert(s.stack_id);
+    Statement ids(db_, "SELECT id FROM stacks", where("retention"));
+    std::vector<int64_t> unused;
+    while (ids.step())
+      if (!used.count(ids.integer(0))) unused.push_back(ids.integer(0));
+    Statement del(db_, "DELETE FROM stacks WHERE id = ?1", where("retention"));
+    for (int64_t id : unused) del.bind(1, id).run();
   }
 
   // The frames of a stored stack, root first (cached: stack and frame rows never change, and
@@ -439,18 +528,41 @@ class SqliteBackend final : public Backend {
                       "periods WHERE resolution_ms < ?1 AND end_ms < ?2 GROUP BY 1, 2",
                       where("downsample"));
     buckets.bind(1, resolution).bind(2, cut).run();
-    Statement sums(
-        db_,
-        "INSERT INTO samples(period_id, measure, stack_id, weight) SELECT b.id, s.measure, "
-        "s.stack_id, SUM(s.weight) FROM periods p JOIN samples s ON s.period_id = p.id JOIN "
-        "periods b ON b.jvm_id = p.jvm_id AND b.resolution_ms = ?1 AND b.start_ms = "
-        "(p.start_ms / ?1) * ?1 WHERE p.resolution_ms < ?1 AND p.end_ms < ?2 GROUP BY 1, 2, 3 "
-        "ON CONFLICT(period_id, measure, stack_id) DO UPDATE SET weight = weight + excluded.weight",
-        where("downsample"));
-    sums.bind(1, resolution).bind(2, cut).run();
+    // Each bucket's blobs merged in C++: its own (a bucket may exist from an earlier run) and
+    // those of the periods folded into it.
+    Statement targets(db_,
+                      "SELECT DISTINCT b.id, b.jvm_id, b.start_ms FROM periods p JOIN periods b ON "
+                      "b.jvm_id = p.jvm_id AND b.resolution_ms = ?1 AND b.start_ms = (p.start_ms "
+                      "/ ?1) * ?1 WHERE p.resolution_ms < ?1 AND p.end_ms < ?2",
+                      where("downsample"));
+    targets.bind(1, resolution).bind(2, cut);
+    struct Bucket {
+      int64_t id, jvm, start;
+    };
+    std::vector<Bucket> todo;
+    while (targets.step())
+      todo.push_back({targets.integer(0), targets.integer(1), targets.integer(2)});
+    // The start range (widened by one bucket each way for integer division's rounding towards
+    // zero) lets SQLite use periods_by_time; the division picks the bucket exactly.
+    Statement sources(db_,
+                      "SELECT s.period_id, s.measure, s.samples FROM periods p JOIN period_samples "
+                      "s ON s.period_id = p.id WHERE p.start_ms > ?3 - ?1 AND p.start_ms < ?3 + ?1 "
+                      "AND p.jvm_id = ?4 AND (p.start_ms / ?1) * ?1 = ?3 AND ((p.resolution_ms < "
+                      "?1 AND p.end_ms < ?2) OR p.id = ?5)",
+                      where("downsample"));
+    for (const Bucket& b : todo) {
+      std::map<int64_t, std::vector<StackWeight>> merged;
+      sources.bind(1, resolution).bind(2, cut).bind(3, b.start).bind(4, b.jvm).bind(5, b.id);
+      while (sources.step()) {
+        auto& into = merged[sources.integer(1)];
+        into = merge_samples(into, decode(sources.integer(0), sources.blob_view(2)));
+      }
+      sources.reset();
+      for (const auto& [measure, samples] : merged) put_samples(b.id, measure, samples);
+    }
     Statement del_samples(db_,
-                          "DELETE FROM samples WHERE period_id IN (SELECT id FROM periods WHERE "
-                          "resolution_ms < ?1 AND end_ms < ?2)",
+                          "DELETE FROM period_samples WHERE period_id IN (SELECT id FROM periods "
+                          "WHERE resolution_ms < ?1 AND end_ms < ?2)",
                           where("downsample"));
     del_samples.bind(1, resolution).bind(2, cut).run();
     Statement del(db_, "DELETE FROM periods WHERE resolution_ms < ?1 AND end_ms < ?2",
@@ -461,11 +573,11 @@ class SqliteBackend final : public Backend {
 
   std::string path_;
   sqlite3* db_ = nullptr;
-  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_;
+  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_, stack_by_frames_;
   std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
   std::unordered_map<int64_t, std::string> frame_names_;
   std::unique_ptr<Statement> insert_jvm_, select_jvm_, insert_label_, insert_frame_, select_frame_,
-      insert_stack_, select_stack_, insert_period_, insert_sample_;
+      insert_stack_, select_stack_, insert_period_, insert_samples_;
 };
 
 }  // namespace

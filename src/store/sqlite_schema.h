@@ -7,7 +7,7 @@
 
 namespace store {
 
-inline constexpr int kSqliteSchemaVersion = 2;
+inline constexpr int kSqliteSchemaVersion = 3;
 
 // Version 1: JVMs with their labels as a JSON object, frames and stacks stored once, periods and
 // their samples.
@@ -40,6 +40,18 @@ CREATE INDEX labels_by_value ON labels(key, value);
 INSERT INTO labels SELECT jvms.id, j.key, j.value FROM jvms, json_each(jvms.labels) AS j;
 UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql",
+    // 2 -> 3: one row per (period, measure) whose samples are one blob (sample_codec.h) instead
+    // of a row per stack. The blobs are made in C++ between this step and kSqliteV3Finish.
+    R"sql(
+CREATE TABLE period_samples(period_id INTEGER NOT NULL, measure INTEGER NOT NULL,
+  total INTEGER NOT NULL, samples BLOB NOT NULL, PRIMARY KEY(period_id, measure));
+)sql",
 };
+
+// The end of the 2 -> 3 migration, once every period's samples are in period_samples.
+inline constexpr std::string_view kSqliteV3Finish = R"sql(
+DROP TABLE samples;
+UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
 
 }  // namespace store

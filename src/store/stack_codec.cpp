@@ -37,4 +37,17 @@ bool decode_frame_ids(std::string_view blob, std::vector<int64_t>& ids) {
   return shift == 0;
 }
 
+std::string frames_key(const std::vector<std::string>& frames) {
+  size_t size = 0;
+  for (const std::string& f : frames) size += f.size() + 4;
+  std::string key;
+  key.reserve(size);
+  for (const std::string& f : frames) {
+    const auto n = static_cast<uint32_t>(f.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key += f;
+  }
+  return key;
+}
+
 }  // namespace store

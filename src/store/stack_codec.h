@@ -13,5 +13,8 @@ namespace store {
 std::string encode_frame_ids(const std::vector<int64_t>& ids);
 // false on a malformed blob (truncated varint, negative id).
 bool decode_frame_ids(std::string_view blob, std::vector<int64_t>& ids);
+// The frame names as one unambiguous string (each prefixed by its length): a writer's cache key
+// that finds a known stack with one hash instead of one per frame.
+std::string frames_key(const std::vector<std::string>& frames);
 
 }  // namespace store

@@ -241,6 +241,51 @@ TEST(PostgresStore, MigratesAFirstVersionStore) {
   EXPECT_EQ(folded(s->query(q))["main;h3.hot"], 10u);
 }
 
+TEST(PostgresStore, MigratesASecondVersionStoreToSampleBlobs) {
+  REQUIRE_SERVER();
+  const std::string uri = database("migrate2");
+  // Version 2: a row per (period, measure, stack) in day partitions; measure 1 is cpu-samples.
+  // Two days, so that the migration makes a samples partition for each.
+  sql("migrate2", std::string(store::kPostgresSchemaV1) +
+                      std::string(store::kPostgresMigrations[0]) +
+                      "CREATE TABLE periods_d0 PARTITION OF periods FOR VALUES FROM (0) TO "
+                      "(86400000);"
+                      "CREATE TABLE samples_d0 PARTITION OF samples FOR VALUES FROM (0) TO "
+                      "(86400000);"
+                      "CREATE TABLE periods_d1 PARTITION OF periods FOR VALUES FROM (86400000) "
+                      "TO (172800000);"
+                      "CREATE TABLE samples_d1 PARTITION OF samples FOR VALUES FROM (86400000) "
+                      "TO (172800000);"
+                      "INSERT INTO jvms(id, host, pid, main, jvm_version, start_ms, labels) VALUES "
+                      "(1, 'h1', 7, 'demo.App', '17', 5, '{\"service\":\"checkout\"}');"
+                      "SELECT setval('jvms_id_seq', 1);"
+                      "INSERT INTO labels VALUES(1, 'service', 'checkout');"
+                      "INSERT INTO frames(id, name) VALUES(1, 'main'), (2, 'hot'), (3, 'cold');"
+                      "SELECT setval('frames_id_seq', 3);"
+                      "INSERT INTO stacks(id, frame_ids) VALUES(1, '\\x0102'::bytea), "
+                      "(2, '\\x0103'::bytea), (300, '\\x01'::bytea);"
+                      "SELECT setval('stacks_id_seq', 300);"
+                      "INSERT INTO periods(id, jvm_id, start_ms, end_ms, resolution_ms) VALUES "
+                      "(1, 1, 1000, 2000, 0), (2, 1, 86401000, 86402000, 0);"
+                      "SELECT setval('periods_id_seq', 2);"
+                      "INSERT INTO samples VALUES(1000, 1, 1, 1, 40), (1000, 1, 1, 2, 3), "
+                      "(1000, 1, 1, 300, 200), (86401000, 2, 1, 1, 2), (86401000, 2, 1, 300, 1);");
+  auto s = store::open_store(uri);
+  EXPECT_EQ(folded(s->query(range(0, 5000))),
+            (std::map<std::string, uint64_t>{{"main;hot", 40}, {"main;cold", 3}, {"main", 200}}));
+  EXPECT_EQ(folded(s->query(range(0, 2 * kDay))),
+            (std::map<std::string, uint64_t>{{"main;hot", 42}, {"main;cold", 3}, {"main", 201}}));
+  const auto points = s->timeline(range(0, 2 * kDay), kDay, "service");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].total, 243u);
+  EXPECT_EQ(points[1].total, 3u);
+  // New periods go on after the migrated ones.
+  s->append(period("h3", "checkout", 3000, 0));
+  s->flush();
+  EXPECT_EQ(s->stats().committed, 1u) << s->stats().last_error;
+  EXPECT_EQ(folded(s->query(range(0, 5000)))["main;h3.hot"], 10u);
+}
+
 TEST(PostgresStore, ForeignDatabaseIsRefused) {
   REQUIRE_SERVER();
   const std::string uri = database("foreign_db");

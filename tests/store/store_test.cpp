@@ -2,7 +2,7 @@
 // The SQLite profile store: periods in, merged stacks out, across restarts, retention and
 // downsampling (sums kept), a full write queue (whole periods dropped), a writer killed with
 // SIGKILL (every committed period whole), corrupt and foreign files (refused, left as they were),
-// and a store made by the first schema version (migrated).
+// stores made by the first and second schema versions (migrated), and a damaged samples blob.
 #include "store.h"
 
 #include <gtest/gtest.h>
@@ -283,8 +283,8 @@ TEST(Store, FullQueueDropsWholePeriods) {
   EXPECT_EQ(st.dropped, 100 - accepted);
   EXPECT_EQ(st.committed, accepted);
   EXPECT_EQ(st.failed, 0u) << st.last_error;
-  // Every stored period is whole: its three CPU stacks and its allocation stack.
-  EXPECT_EQ(count_rows(path, "samples"), static_cast<int64_t>(4 * accepted));
+  // Every stored period is whole: its CPU samples and its allocation samples.
+  EXPECT_EQ(count_rows(path, "period_samples"), static_cast<int64_t>(2 * accepted));
 }
 
 // The child: writes period after period, flushing every 8, until it is killed.
@@ -335,7 +335,7 @@ TEST(Store, KillDuringWritesLeavesEveryCommittedPeriodWhole) {
               folded(want.stacks.at(Measure::kAllocBytes)))
         << "period " << k;
   }
-  EXPECT_EQ(count_rows(path, "samples"), static_cast<int64_t>(4 * n));
+  EXPECT_EQ(count_rows(path, "period_samples"), static_cast<int64_t>(2 * n));
 }
 
 TEST(Store, CorruptFileIsRefusedAndLeftAsItWas) {
@@ -439,6 +439,67 @@ TEST(Store, MigratesAFirstVersionStore) {
   s->flush();
   EXPECT_EQ(folded(s->query(q))["main;hot"], 40u);
   EXPECT_EQ(folded(s->query(q))["main;work;hot"], 10u);
+}
+
+TEST(Store, MigratesASecondVersionStoreToSampleBlobs) {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // Version 2: a row per (period, measure, stack); measure 1 is cpu-samples, 4 alloc-bytes.
+  const std::string v2 = std::string(store::kSqliteSchemaV1) +
+                         std::string(store::kSqliteMigrations[0]) +
+                         "INSERT INTO jvms VALUES(1, 'h1', 7, 'demo.App', '17', 5, "
+                         "'{\"service\":\"checkout\"}');"
+                         "INSERT INTO labels VALUES(1, 'service', 'checkout');"
+                         "INSERT INTO frames(id, name) VALUES(1, 'main'), (2, 'hot'), (3, 'cold');"
+                         "INSERT INTO stacks(id, frame_ids) VALUES(1, x'0102'), (2, x'0103'),"
+                         "(300, x'01');"
+                         "INSERT INTO periods VALUES(1, 1, 1000, 2000, 0), (2, 1, 2000, 3000, 0);"
+                         "INSERT INTO samples VALUES(1, 1, 1, 40), (1, 1, 2, 3), (1, 1, 300, 200),"
+                         "(1, 4, 2, 4096), (2, 1, 1, 2), (2, 1, 300, 1);";
+  ASSERT_EQ(sqlite3_exec(db, v2.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  auto s = store::open_store(path);
+  EXPECT_EQ(folded(s->query(range(0, 5000))),
+            (std::map<std::string, uint64_t>{{"main;hot", 42}, {"main;cold", 3}, {"main", 201}}));
+  EXPECT_EQ(folded(s->query(range(0, 5000, Measure::kAllocBytes))),
+            (std::map<std::string, uint64_t>{{"main;cold", 4096}}));
+  const auto points = s->timeline(range(0, 5000), 1000, "service");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].total, 243u);
+  EXPECT_EQ(points[1].total, 3u);
+  s.reset();
+  // One row per (period, measure) and the old table gone.
+  EXPECT_EQ(count_rows(path, "period_samples"), 3);
+  EXPECT_EQ(count_rows(path, "sqlite_master WHERE name = 'samples'"), 0);
+  EXPECT_EQ(count_rows(path, "meta WHERE value = '3'"), 1);
+}
+
+TEST(Store, DamagedSampleBlobGivesOneErrorNotACrash) {
+  TempDir dir;
+  const std::string path = dir.file("p.db");
+  {
+    auto s = store::open_store(path);
+    s->append(period(jvm("h1", 1, "checkout"), kNow, 0));
+    s->flush();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // A count of three entries with only one id and one weight.
+  ASSERT_EQ(
+      sqlite3_exec(db, "UPDATE period_samples SET samples = x'030101'", nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(db);
+  auto s = store::open_store(path);
+  try {
+    s->query(range(kNow, kNow + 1));
+    FAIL() << "decoded a damaged blob";
+  } catch (const store::StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed samples blob"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("p.db"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Store, PeriodFromProfileAndBackGiveTheSameStacks) {
