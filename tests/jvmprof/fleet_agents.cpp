@@ -216,13 +216,14 @@ int main(int argc, char** argv) {
     bool pending = false;
     for (long i = 0; i < o.agents; ++i) {
       Agent& a = agents[static_cast<size_t>(i)];
-      if (!stopping && a.due_ms <= now) {
+      const bool done = o.periods > 0 && a.next_seq > o.periods;
+      if (!stopping && !done && a.due_ms <= now) {
         a.out += period(o, i, a.next_seq);
         ++a.next_seq;
         ++periods_sent;
         a.due_ms += o.period_ms;
       }
-      if (!stopping) next_due = std::min(next_due, a.due_ms);
+      if (!stopping && !done) next_due = std::min(next_due, a.due_ms);
       if (!flush(a, bytes)) {
         std::fprintf(stderr, "fleet_agents: agent %ld: the collector closed the connection\n", i);
         return 1;
