@@ -176,19 +176,11 @@ void Session::read_loop() {
 
 void Session::on_period(const profiles::PeriodDelta& d) {
   const profiles::JavaProfile& stream = stream_->profile();
-  PeriodEntry entry{
-      d.seq, d.start_ms, d.end_ms,
-      std::make_shared<const profiles::JavaProfile>(profiles::period_profile(stream, d))};
-  {
-    std::lock_guard lock(mu_);
-    periods_.push_back(entry);
-    if (periods_.size() > kKeptPeriods) {
-      periods_.pop_front();
-      ++periods_dropped_;
-    }
-  }
+  unpublished_periods_.push_back(
+      PeriodEntry{d.seq, d.start_ms, d.end_ms, std::make_shared<const profiles::PeriodDelta>(d)});
   if (period_hook_) {
-    period_hook_(JvmIdentity::from(stream, id_, name_), d.start_ms, d.end_ms, *entry.delta);
+    period_hook_(JvmIdentity::from(stream, id_, name_), d.start_ms, d.end_ms,
+                 profiles::period_profile(stream, d));
   }
 }
 
@@ -200,6 +192,10 @@ JvmIdentity Session::identity() const {
 std::vector<PeriodEntry> Session::periods() const {
   std::lock_guard lock(mu_);
   return {periods_.begin(), periods_.end()};
+}
+
+profiles::JavaProfile Session::period_profile(const PeriodEntry& period) const {
+  return profiles::period_profile(*profile(), *period.rows);
 }
 
 // Copies the parsed profile for readers; at most every kPublishEvery unless forced, and only when
@@ -236,6 +232,14 @@ void Session::publish(bool force) {
   }
   if (copy->settings_reports != snapshot_->settings_reports) section_arrived_ms_["SETTINGS"] = wall;
   snapshot_ = copy;
+  for (PeriodEntry& e : unpublished_periods_) {
+    periods_.push_back(std::move(e));
+    if (periods_.size() > kKeptPeriods) {
+      periods_.pop_front();
+      ++periods_dropped_;
+    }
+  }
+  unpublished_periods_.clear();
   published_threads_ = copy->threads.size();
   check_commands(*copy);
 }
@@ -400,7 +404,7 @@ nlohmann::json Session::info() const {
   nlohmann::json latest = nlohmann::json::array();
   for (size_t i = periods_.size() > 10 ? periods_.size() - 10 : 0; i < periods_.size(); ++i) {
     const PeriodEntry& e = periods_[i];
-    const auto& d = *e.delta;
+    const auto& d = *e.rows;
     latest.push_back({{"seq", e.seq},
                       {"startMs", e.start_ms},
                       {"endMs", e.end_ms},

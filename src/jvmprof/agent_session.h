@@ -33,17 +33,19 @@ struct SessionLimits {
   uint64_t max_spool = uint64_t{4} << 30;
 };
 
-// One period= period of a JVM, as the server keeps it.
+// One period= period of a JVM, as the server keeps it: its rows only. The traces they name stay
+// in the session's profile, where they came first; Session::period_profile joins the two.
 struct PeriodEntry {
   uint64_t seq = 0;
   int64_t start_ms = 0, end_ms = 0;
-  std::shared_ptr<const profiles::JavaProfile> delta;  // profiles::period_profile
+  std::shared_ptr<const profiles::PeriodDelta> rows;
 };
 
 class Session {
  public:
   // The latest periods kept per JVM (an hour at period=60, ten minutes at period=10): each
-  // holds its rows and the traces they name, so a JVM's memory here stays bounded.
+  // holds its rows only (not copies of the traces they name), so a JVM's memory here stays
+  // bounded and small beside its profile (docs/jvmprof-serve.md, "Many JVMs at once").
   static constexpr size_t kKeptPeriods = 60;
 
   // `fd` is a connected socket (is_socket) or an open file; the session owns and closes it.
@@ -66,8 +68,10 @@ class Session {
   nlohmann::json info() const;
   // Who the JVM is (from its IDENTITY report; only the address before it or without one).
   JvmIdentity identity() const;
-  // The kept periods, oldest first.
+  // The kept periods, oldest first: each one's traces are in profile() by then.
   std::vector<PeriodEntry> periods() const;
+  // One kept period as a profile of its own (its rows, the traces they name), for the views.
+  profiles::JavaProfile period_profile(const PeriodEntry& period) const;
 
   // Sends one of HPROF's commands: gc, dump-heap, sites, heap-summary, traces, cpu-samples,
   // cpu-on, cpu-off, alloc-on, alloc-off, reset-cpu, reset-sites, depth (args.depth),
@@ -119,6 +123,9 @@ class Session {
   size_t published_threads_ = 0;
   std::chrono::steady_clock::time_point published_at_;
   std::chrono::steady_clock::duration last_copy_cost_{};
+  // Periods read but not yet published: they join periods_ with the snapshot that has their
+  // traces.
+  std::vector<PeriodEntry> unpublished_periods_;
 
   PeriodHook period_hook_;
 

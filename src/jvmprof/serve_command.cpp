@@ -37,7 +37,7 @@ void usage(std::FILE* out) {
       out,
       "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--allow-host NAME]...\n"
       "                     [--tls-cert FILE --tls-key FILE] [--agent-token FILE]\n"
-      "                     [--command-timeout SECONDS] [--max-record MIB]\n"
+      "                     [--command-timeout SECONDS] [--max-record MIB] [--max-profiles N]\n"
       "                     [--store PATH|URI|default [--retention DURATION]] [FILES...]\n\n"
       "Receives the profiles of JVMs started with -agentlib:hprof=...,net=HOST:P (format=a\n"
       "or format=b, several at once), opens saved java.hprof.txt / java.hprof files, and\n"
@@ -53,6 +53,8 @@ void usage(std::FILE* out) {
       "  --allow-host NAME    another Host name the UI answers to (e.g. behind a tunnel)\n"
       "  --command-timeout S  how long a command waits for its answer (default 30)\n"
       "  --max-record MIB     largest binary record accepted from an agent (default 256)\n"
+      "  --max-profiles N     most profiles (connections and files, ended ones included)\n"
+      "                       kept at once; later agents are refused (default 256)\n"
       "  --store S            keep every JVM's periods in a profile store: a SQLite file,\n"
       "                       'default' ($XDG_DATA_HOME/jvmprof/profiles.db) or a\n"
       "                       postgresql:// URI shared with other collectors (jvmprof query\n"
@@ -131,7 +133,7 @@ bool parse_int(const char* s, long lo, long hi, long& out) {
 }  // namespace
 
 int run_serve(std::span<char* const> args) {
-  long port = 7370, ui_port = 7371, timeout_s = 30, max_record_mib = 256;
+  long port = 7370, ui_port = 7371, timeout_s = 30, max_record_mib = 256, max_profiles = 256;
   WebOptions web;
   std::vector<std::string> files;
   std::string store_location;
@@ -155,6 +157,10 @@ int run_serve(std::span<char* const> args) {
       if (!has_value || !parse_int(args[++i], 1, 3600, timeout_s)) return bad("1..3600 seconds");
     } else if (a == "--max-record") {
       if (!has_value || !parse_int(args[++i], 1, 4096, max_record_mib)) return bad("1..4096 MiB");
+    } else if (a == "--max-profiles") {
+      // Each connected JVM is a reader thread and its profile (docs/jvmprof-serve.md, "Many
+      // JVMs at once"): the limit is the memory the host can give.
+      if (!has_value || !parse_int(args[++i], 1, 100000, max_profiles)) return bad("1..100000");
     } else if (a == "--bind") {
       if (!has_value) return bad("an address");
       web.bind = args[++i];
@@ -233,7 +239,7 @@ int run_serve(std::span<char* const> args) {
                  "not stop cleanly\n",
                  stale, stale == 1 ? "y" : "ies");
   limits.spool_dir = make_spool_dir(spool_parent);
-  SessionRegistry registry(limits);
+  SessionRegistry registry(limits, static_cast<size_t>(max_profiles));
   // Every period= period a JVM sends goes into the profile history, under the JVM's identity.
   if (history) {
     registry.set_period_hook([&history](const JvmIdentity& jvm, int64_t start_ms, int64_t end_ms,

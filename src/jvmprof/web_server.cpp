@@ -366,7 +366,7 @@ struct WebServer::Impl {
                  nlohmann::json list = nlohmann::json::array();
                  for (const PeriodEntry& e : s->periods()) {
                    nlohmann::json measures = nlohmann::json::array();
-                   for (auto m : profiles::available_measures(*e.delta))
+                   for (auto m : profiles::available_measures(s->period_profile(e)))
                      measures.push_back(profiles::measure_name(m));
                    list.push_back({{"seq", e.seq},
                                    {"startMs", e.start_ms},
@@ -375,19 +375,19 @@ struct WebServer::Impl {
                  }
                  json_reply(res, list);
                });
-    server.Get(R"(/api/profiles/(\d+)/periods/(\d+)/flame)",
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 auto s = session(req, res);
-                 if (!s) return;
-                 auto m = profiles::parse_measure(req.get_param_value("measure"));
-                 if (!m) return error_reply(res, 400, "unknown measure");
-                 const std::string seq = req.matches[2].str();
-                 for (const PeriodEntry& e : s->periods()) {
-                   if (std::to_string(e.seq) != seq) continue;
-                   return res.set_content(profiles::flame_json(*e.delta, *m), "application/json");
-                 }
-                 error_reply(res, 404, "no such period (only the latest are kept)");
-               });
+    server.Get(R"(/api/profiles/(\d+)/periods/(\d+)/flame)", [this](const httplib::Request& req,
+                                                                    httplib::Response& res) {
+      auto s = session(req, res);
+      if (!s) return;
+      auto m = profiles::parse_measure(req.get_param_value("measure"));
+      if (!m) return error_reply(res, 400, "unknown measure");
+      const std::string seq = req.matches[2].str();
+      for (const PeriodEntry& e : s->periods()) {
+        if (std::to_string(e.seq) != seq) continue;
+        return res.set_content(profiles::flame_json(s->period_profile(e), *m), "application/json");
+      }
+      error_reply(res, 404, "no such period (only the latest are kept)");
+    });
     server.Get(R"(/api/profiles/(\d+)/threads)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  auto s = session(req, res);

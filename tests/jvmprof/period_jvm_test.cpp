@@ -286,9 +286,10 @@ TEST_P(ReconnectJvmTest, CollectorRestartedThreeTimesGetsIdentityAndPeriodsEachT
     }
     // The traces the periods name came with the hello.
     for (const auto& e : session->periods()) {
-      if (!e.delta->cpu_samples) continue;
-      for (const auto& row : e.delta->cpu_samples->rows) {
-        EXPECT_NE(e.delta->trace(row.trace), nullptr) << "trace " << row.trace;
+      if (!e.rows->cpu_samples) continue;
+      const profiles::JavaProfile period = session->period_profile(e);
+      for (const auto& row : e.rows->cpu_samples->rows) {
+        EXPECT_NE(period.trace(row.trace), nullptr) << "trace " << row.trace;
       }
     }
     if (connection == 4) {
