@@ -369,15 +369,8 @@ class SqliteBackend final : public Backend {
     return id;
   }
 
-  // Known stacks by their frame names first: most of a period's stacks were seen before.
   int64_t stack_id(const std::vector<std::string>& frames) {
-    std::string key = frames_key(frames);
-    if (auto it = stack_by_frames_.find(key); it != stack_by_frames_.end()) return it->second;
-    const int64_t id = resolve_stack(frames);
-    // Bounded: a program with ever new stacks costs lookups, not memory.
-    if (stack_by_frames_.size() >= 65536) stack_by_frames_.clear();
-    stack_by_frames_.emplace(std::move(key), id);
-    return id;
+    return stack_by_frames_.get(frames, [this](const auto& f) { return resolve_stack(f); });
   }
 
   int64_t resolve_stack(const std::vector<std::string>& frames) {
@@ -573,7 +566,8 @@ class SqliteBackend final : public Backend {
 
   std::string path_;
   sqlite3* db_ = nullptr;
-  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_, stack_by_frames_;
+  std::unordered_map<std::string, int64_t> jvm_ids_, frame_ids_, stack_ids_;
+  StackIdCache stack_by_frames_;
   std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
   std::unordered_map<int64_t, std::string> frame_names_;
   std::unique_ptr<Statement> insert_jvm_, select_jvm_, insert_label_, insert_frame_, select_frame_,
