@@ -13,7 +13,8 @@
    order for MS ms of work ("run MS", one JVM working at a time); the table gives the median
    units of work, P/N (the target: within 2 %) and N'/N (the noise).
 
-  python3 bench/attach/record_bench.py --build build [--jdk HOME] [--rounds R] [--run-ms MS]"""
+  python3 bench/attach/record_bench.py --build build [--jdk HOME] [--rounds R] [--run-ms MS]
+      [--sessions 'OPTIONS;OPTIONS...'] [--skip-attach-time]"""
 import argparse
 import os
 import shutil
@@ -72,11 +73,11 @@ def time_to_profile(jvmprof, java, classes, extra, rounds, work):
         jvm.wait(timeout=60)
 
 
-def throughput(jvmprof, java, classes, extra, rounds, run_ms, work):
+def throughput(jvmprof, java, classes, extra, rounds, run_ms, work, sessions):
     jvms = {k: start_worker(java, classes, extra) for k in ("N", "P", "N'")}
     try:
         p = jvms["P"]
-        for options in ("cpu=times", "cpu=samples,heap=sites,monitor=y"):
+        for options in sessions:
             report = os.path.join(work, "p.txt")
             run([jvmprof, "attach", str(p.pid), options + ",file=" + report])
             ask(p, "run %d" % run_ms, "UNITS")
@@ -103,9 +104,17 @@ def main():
     ap.add_argument("--jdk", default="/usr/lib/jvm/java-17-openjdk-amd64")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--run-ms", type=int, default=2000)
+    ap.add_argument("--sessions", default="cpu=times;cpu=samples,heap=sites,monitor=y",
+                    help="P's profiling sessions before the throughput rounds, one after the "
+                         "other, ';'-separated HPROF options (to find which one costs after stop)")
+    ap.add_argument("--skip-attach-time", action="store_true",
+                    help="only the throughput part")
     a = ap.parse_args()
     if a.rounds <= 0 or a.run_ms <= 0:
         ap.error("--rounds and --run-ms must be positive")
+    sessions = [s for s in a.sessions.split(";") if s]
+    if not sessions or any("file=" in s or "net=" in s for s in sessions):
+        ap.error("--sessions takes HPROF options without file= or net= (the bench adds file=)")
     jvmprof = os.path.join(a.build, "src", "jvmprof", "jvmprof")
     classes = os.path.join(a.build, "bench", "attach", "classes")
     java = os.path.join(a.jdk, "bin", "java")
@@ -117,10 +126,11 @@ def main():
     work = tempfile.mkdtemp(prefix="jvmprof-record-bench-")
     try:
         load = os.getloadavg()[0]
-        times = time_to_profile(jvmprof, java, classes, extra, a.rounds, work)
-        print("time from `jvmprof attach` to profiling running (%d rounds): median %.3f s, "
-              "max %.3f s" % (len(times), statistics.median(times), max(times)))
-        units = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms, work)
+        if not a.skip_attach_time:
+            times = time_to_profile(jvmprof, java, classes, extra, a.rounds, work)
+            print("time from `jvmprof attach` to profiling running (%d rounds): median %.3f s, "
+                  "max %.3f s" % (len(times), statistics.median(times), max(times)))
+        units = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms, work, sessions)
         med = {k: statistics.median(v) for k, v in units.items()}
         print("throughput, %d rounds of %d ms per JVM, median units of work:" %
               (a.rounds, a.run_ms))
@@ -130,8 +140,8 @@ def main():
                      for k in units}
         print("| row | JVM | median units | ratio of medians | median of per-round ratios |")
         print("|---|---|---|---|---|")
-        names = {"N": "never attached", "P": "profiled (cpu=times, then cpu=samples,heap=sites,"
-                 "monitor=y), stopped", "N'": "never attached (A/A)"}
+        names = {"N": "never attached", "P": "profiled (" + ", then ".join(sessions) + "), stopped",
+                 "N'": "never attached (A/A)"}
         for k in ("N", "P", "N'"):
             print("| %s | %s | %d | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
                                                       per_round[k]))
