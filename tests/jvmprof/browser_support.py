@@ -3,7 +3,8 @@
 UI URL and token) and headless Chromium (Debian chromium + chromium-driver, python3-selenium),
 waiting on conditions (never on time alone), screenshots, and stopping it all.
 
-Not a test itself: browser_test.py and heap_browser_test.py import it."""
+Not a test itself: the browser tests import it, and the serve tests without a browser import
+stop_serve."""
 import os
 import re
 import shutil
@@ -78,6 +79,19 @@ class Serve:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def stop_serve(proc):
+    """Ends a `jvmprof serve` process; returns what it printed (stdout, stderr)."""
+    # serve blocks SIGTERM until its signal thread waits for it; repeat until it has gone.
+    for _ in range(600):
+        proc.terminate()
+        try:
+            return proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            continue
+    proc.kill()
+    return proc.communicate()
 
 
 def start_chromium(work, size):

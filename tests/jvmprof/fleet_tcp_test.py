@@ -27,6 +27,8 @@ import threading
 import time
 import urllib.request
 
+from browser_support import stop_serve
+
 SIM_AGENTS = 190
 JVMS = 10
 PERIODS = 6          # per simulated agent; <= 10, so /api/profiles' "latest" lists them all
@@ -65,18 +67,6 @@ def kib(pid, field):
             if line.startswith(field + ":"):
                 return int(line.split()[1])
     raise RuntimeError("no %s for pid %d" % (field, pid))
-
-
-def stop(proc):
-    # serve blocks SIGTERM until its signal thread waits for it; repeat until it has gone.
-    for _ in range(600):
-        proc.terminate()
-        try:
-            return proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            continue
-    proc.kill()
-    return proc.communicate()
 
 
 class Api:
@@ -271,7 +261,7 @@ def main():
                 except subprocess.TimeoutExpired:
                     sim.kill()
                     sim.wait()
-            _, err = stop(serve)
+            _, err = stop_serve(serve)
         check(serve.returncode == 0, "serve exit code %s: %s" % (serve.returncode, err[-500:]))
 
     if failures:

@@ -32,6 +32,8 @@ import tempfile
 import threading
 import time
 
+from browser_support import stop_serve as end_serve_process
+
 failures = []
 
 
@@ -128,18 +130,6 @@ def item_objects(jvmprof, db, match):
     return total
 
 
-def stop(proc):
-    # serve blocks SIGTERM until its signal thread waits for it; repeat until it has gone.
-    for _ in range(600):
-        proc.terminate()
-        try:
-            return proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            continue
-    proc.kill()
-    return proc.communicate()
-
-
 def start_serve(ns, jvmprof, work, token, db, port):
     """serve in the collector's namespace on PORT (0: any); returns it and its agent port."""
     serve = subprocess.Popen(
@@ -180,7 +170,7 @@ def wait_for_line(serve, text, deadline):
 
 
 def stop_serve(serve):
-    out, err = stop(serve)
+    out, err = end_serve_process(serve)
     rest = []
     while True:
         try:
@@ -345,7 +335,7 @@ def main():
         print("took %.1f s" % (time.time() - started))
     finally:
         if serve is not None:
-            stop(serve)
+            end_serve_process(serve)
         ns.delete()
     if failures:
         print("%d failure(s); work dir %s" % (len(failures), work))
