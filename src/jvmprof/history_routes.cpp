@@ -26,6 +26,7 @@ struct HistoryRequest {
   store::Query query;
   store::Query base;  // diff only: the "before" range, same matchers and measure
   std::string error;
+  bool all = false;
 
   static bool time(const httplib::Request& req, const char* name, const char* fallback, int64_t now,
                    int64_t& out, std::string& error) {
@@ -43,7 +44,8 @@ struct HistoryRequest {
     return true;
   }
 
-  bool parse(const httplib::Request& req, bool with_base) {
+  // `all_measures`: measure=all is allowed (the timeline of every measure); `all` is then set.
+  bool parse(const httplib::Request& req, bool with_base, bool all_measures = false) {
     const int64_t now = profiles::wall_clock_ms();
     if (!time(req, "from", "-1h", now, query.from_ms, error) ||
         !time(req, "to", "now", now, query.to_ms, error))
@@ -52,7 +54,9 @@ struct HistoryRequest {
       error = "from= must come before to=";
       return false;
     }
-    if (req.has_param("measure")) {
+    if (all_measures && req.get_param_value("measure") == "all") {
+      all = true;
+    } else if (req.has_param("measure")) {
       auto m = profiles::parse_measure(req.get_param_value("measure"));
       if (!m) {
         error = "unknown measure";
@@ -98,6 +102,24 @@ nlohmann::json jvm_json(const store::StoredJvm& j) {
           {"periods", j.periods}};
 }
 
+std::vector<profiles::Measure> all_measures() {
+  std::vector<profiles::Measure> out;
+  for (int m = 0; m <= static_cast<int>(profiles::Measure::kMonitorTimeMs); ++m)
+    out.push_back(static_cast<profiles::Measure>(m));
+  return out;
+}
+
+// One measure's bars as JSON; the label values seen are added to `values`.
+nlohmann::json timeline_points(store::ProfileStore& s, const store::Query& q, int64_t bucket,
+                               const std::string& group, std::set<std::string>& values) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : s.timeline(q, bucket, group)) {
+    values.insert(p.value);
+    points.push_back({{"t", p.bucket_ms}, {"value", p.value}, {"total", p.total}});
+  }
+  return points;
+}
+
 }  // namespace
 
 int64_t history_bucket_ms(int64_t range_ms, int64_t max_buckets) {
@@ -134,8 +156,7 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
   server.Get("/api/history", [=](const httplib::Request&, httplib::Response& res) {
     with_store(res, [](store::ProfileStore& s, httplib::Response& r) {
       nlohmann::json measures = nlohmann::json::array();
-      for (int m = 0; m <= static_cast<int>(profiles::Measure::kMonitorTimeMs); ++m)
-        measures.push_back(profiles::measure_name(static_cast<profiles::Measure>(m)));
+      for (profiles::Measure m : all_measures()) measures.push_back(profiles::measure_name(m));
       json_reply(r, {{"store", s.describe()},
                      {"measures", std::move(measures)},
                      {"serverNowMs", profiles::wall_clock_ms()}});
@@ -155,7 +176,7 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
   server.Get("/api/history/timeline", [=](const httplib::Request& req, httplib::Response& res) {
     if (missing(res)) return;
     HistoryRequest h;
-    if (!h.parse(req, false)) return error_reply(res, 400, h.error);
+    if (!h.parse(req, false, true)) return error_reply(res, 400, h.error);
     const int64_t range = h.query.to_ms - h.query.from_ms;
     int64_t bucket = history_bucket_ms(range);
     if (req.has_param("bucket")) {
@@ -169,20 +190,38 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
     }
     const std::string group = req.get_param_value("group");
     with_store(res, [&](store::ProfileStore& s, httplib::Response& r) {
-      nlohmann::json points = nlohmann::json::array();
-      std::set<std::string> values;
-      for (const auto& p : s.timeline(h.query, bucket, group)) {
-        values.insert(p.value);
-        points.push_back({{"t", p.bucket_ms}, {"value", p.value}, {"total", p.total}});
+      nlohmann::json reply = {{"fromMs", h.query.from_ms},
+                              {"toMs", h.query.to_ms},
+                              {"bucketMs", bucket},
+                              {"group", group}};
+      if (!h.all) {
+        std::set<std::string> values;
+        reply["points"] = timeline_points(s, h.query, bucket, group, values);
+        reply["measure"] = profiles::measure_name(h.query.measure);
+        reply["unit"] = profiles::measure_unit(h.query.measure);
+        reply["values"] = values;
+        return json_reply(r, reply);
       }
-      json_reply(r, {{"fromMs", h.query.from_ms},
-                     {"toMs", h.query.to_ms},
-                     {"bucketMs", bucket},
-                     {"measure", profiles::measure_name(h.query.measure)},
-                     {"unit", profiles::measure_unit(h.query.measure)},
-                     {"group", group},
-                     {"values", values},
-                     {"points", std::move(points)}});
+      // Every measure with something in the window, in the measures' order; the label values
+      // of all of them, so that one value has one colour on every timeline.
+      std::set<std::string> values;
+      nlohmann::json timelines = nlohmann::json::array();
+      for (profiles::Measure m : all_measures()) {
+        store::Query q = h.query;
+        q.measure = m;
+        nlohmann::json points = timeline_points(s, q, bucket, group, values);
+        if (points.empty()) continue;
+        uint64_t total = 0;
+        for (const auto& p : points) total += p["total"].get<uint64_t>();
+        timelines.push_back({{"measure", profiles::measure_name(m)},
+                             {"unit", profiles::measure_unit(m)},
+                             {"total", total},
+                             {"points", std::move(points)}});
+      }
+      reply["measure"] = "all";
+      reply["values"] = values;
+      reply["timelines"] = std::move(timelines);
+      json_reply(r, reply);
     });
   });
   server.Get("/api/history/flame", [=](const httplib::Request& req, httplib::Response& res) {

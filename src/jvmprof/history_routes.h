@@ -6,7 +6,9 @@
 //   GET /api/history/jvms                 the stored JVMs: identity, labels, first/last, periods
 //   GET /api/history/labels               label keys and their values
 //   GET /api/history/timeline?from&to[&measure&match&group=KEY&bucket=MS]
-//                                         the measure's total per time bucket (and label value)
+//                                         the measure's total per time bucket (and label value);
+//                                         measure=all: {timelines: [{measure, unit, total,
+//                                         points}]}, one per measure with data in the window
 //   GET /api/history/flame?from&to[&measure&match&format=collapsed]
 //                                         [from, to) merged: flame JSON (or collapsed stacks)
 //   GET /api/history/diff?from&to&baseFrom&baseTo[&measure&match]

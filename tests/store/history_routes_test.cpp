@@ -129,6 +129,47 @@ TEST_F(HistoryRoutes, TimelineGroupedByLabelGivesEachBucketsKnownTotal) {
   EXPECT_EQ(get_json("/api/history/timeline?" + range(kT0, kT0 + 10 * kMinute))["bucketMs"], 5'000);
 }
 
+TEST_F(HistoryRoutes, TimelineOfAllMeasuresHasOneTimelinePerMeasureWithData) {
+  // A batch JVM in minute 7 allocates (4096 bytes in 2 objects) and waits on a monitor (25 ms).
+  store::Period p = period("h3", "batch", kT0 + 7 * kMinute, "app.Batch.run", 5);
+  p.stacks[profiles::Measure::kAllocBytes] = {
+      {{"app.Main.main", "app.Batch.run", "byte[]"}, 4096, 0, 2}};
+  p.stacks[profiles::Measure::kAllocObjects] = {
+      {{"app.Main.main", "app.Batch.run", "byte[]"}, 2, 0, 2}};
+  p.stacks[profiles::Measure::kMonitorTimeMs] = {{{"app.Main.main", "app.Batch.Lock"}, 25, 0, 1}};
+  store_->append(p);
+  store_->flush();
+  ASSERT_EQ(store_->stats().committed, 8u) << store_->stats().last_error;
+
+  const std::string window = range(kT0, kT0 + 10 * kMinute) + "&group=service&bucket=60000";
+  const json all = get_json("/api/history/timeline?" + window + "&measure=all");
+  EXPECT_EQ(all["measure"], "all");
+  EXPECT_EQ(all["bucketMs"], kMinute);
+  EXPECT_EQ(all["values"], json({"batch", "checkout", "search"}));
+  // Only the measures stored in the window, in the measures' order, each with its total.
+  std::vector<std::string> measures;
+  std::map<std::string, uint64_t> totals;
+  for (const auto& t : all["timelines"]) {
+    measures.push_back(t["measure"]);
+    totals[t["measure"]] = t["total"];
+    // Each is the single-measure route's answer.
+    const json one =
+        get_json("/api/history/timeline?" + window + "&measure=" + t["measure"].get<std::string>());
+    EXPECT_EQ(t["points"], one["points"]) << t["measure"];
+    EXPECT_EQ(t["unit"], one["unit"]) << t["measure"];
+  }
+  EXPECT_EQ(measures, (std::vector<std::string>{"cpu-samples", "alloc-bytes", "alloc-objects",
+                                                "monitor-time"}));
+  EXPECT_EQ(totals["cpu-samples"], 3u * 30 + 3 * 10 + 100 + 5);
+  EXPECT_EQ(totals["alloc-bytes"], 4096u);
+  EXPECT_EQ(totals["alloc-objects"], 2u);
+  EXPECT_EQ(totals["monitor-time"], 25u);
+  // A window without data: no timelines (the page then draws its measure's empty one).
+  const json none = get_json("/api/history/timeline?" +
+                             range(kT0 - 20 * kMinute, kT0 - 10 * kMinute) + "&measure=all");
+  EXPECT_TRUE(none["timelines"].empty()) << none;
+}
+
 TEST_F(HistoryRoutes, FlameAndDiffAreTheStoresMergedAnswer) {
   const json whole = get_json("/api/history/flame?" + range(kT0, kT0 + 10 * kMinute));
   EXPECT_EQ(whole["measure"], "cpu-samples");
@@ -155,8 +196,9 @@ TEST_F(HistoryRoutes, FlameAndDiffAreTheStoresMergedAnswer) {
 TEST_F(HistoryRoutes, BadInputIsOneErrorAndTheTokenIsChecked) {
   for (const std::string& path : std::vector<std::string>{
            "/api/history/flame?from=yesterday", "/api/history/flame?" + range(kT0 + 1, kT0),
-           "/api/history/flame?measure=nope", "/api/history/flame?match=novalue",
-           "/api/history/flame?format=svg", "/api/history/diff?" + range(kT0, kT0 + 1),
+           "/api/history/flame?measure=nope", "/api/history/flame?measure=all",
+           "/api/history/flame?match=novalue", "/api/history/flame?format=svg",
+           "/api/history/diff?" + range(kT0, kT0 + 1),
            "/api/history/timeline?" + range(kT0, kT0 + 10 * kMinute) + "&bucket=1",
            "/api/history/timeline?bucket=-5"}) {
     auto [status, body] = get(path);
