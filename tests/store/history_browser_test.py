@@ -3,11 +3,17 @@
 """The History view of `jvmprof serve --store` in headless Chromium, against a store filled with
 known periods (no JVM): a checkout JVM whose hot method is app.Checkout.hot in minutes 0-4, and a
 search JVM whose hot method is app.Search.index in minutes 0-4 and app.Search.scan (more samples)
-in minutes 10-14. The whole window's hottest method is app.Search.scan; dragging minutes 0-5 on
-the timeline makes it app.Checkout.hot; filtering by service=search then makes it
-app.Search.index. The timeline's bars add up to each group's known totals; the page's address
-reopens the same view; "compare" with minutes 10-15 gives a differential flame graph in which
-app.Search.scan grew and app.Search.index shrank; the routes answer bad input with 400."""
+in minutes 10-14; both allocate (checkout most in minutes 0-4 at app.Checkout.cart, search most
+in minutes 10-14 at app.Search.scan) and checkout waits on a monitor. Every measure stored gets
+its own timeline, whose bars add up to that measure's known total per service. The whole
+window's hottest method is app.Search.scan; dragging minutes 0-5 on the second timeline
+(alloc-bytes) shows that measure's graph, led by app.Checkout.cart's site, and selects the range
+on every timeline; dragging minutes 0-5 on the first (cpu-samples) makes it app.Checkout.hot;
+filtering by service=search then makes it app.Search.index. The page's address reopens the same
+view; "compare" with minutes 10-15 gives a differential flame graph in which app.Search.scan
+grew and app.Search.index shrank, and side by side the two ranges' graphs led by
+app.Search.index (before) and app.Search.scan (after), each with its range and known total,
+which the address reopens too; the routes answer bad input with 400."""
 import argparse
 import json
 import os
@@ -24,17 +30,50 @@ from browser_support import (Serve, check, failures, finish, shot,  # noqa: E402
                              start_chromium, stop_all, texts, wait_until)
 
 MINUTE = 60_000
-CHECKOUT_EARLY = [("app.Checkout.hot", 60), ("app.Main.idle", 10)]
-SEARCH_EARLY = [("app.Search.index", 40), ("app.Main.idle", 5)]
-SEARCH_LATE = [("app.Search.scan", 200)]
+# Per period: CPU SAMPLES (method, count); SITES (method, class, alloc'ed bytes, objects; half of
+# each still live); MONITOR TIME (method, monitor, ms).
+CHECKOUT_EARLY = {"cpu": [("app.Checkout.hot", 60), ("app.Main.idle", 10)],
+                  "sites": [("app.Checkout.cart", "byte[]", 8000, 8)],
+                  "monitor": [("app.Checkout.pay", "app.Checkout$Lock", 30)]}
+SEARCH_EARLY = {"cpu": [("app.Search.index", 40), ("app.Main.idle", 5)],
+                "sites": [("app.Search.index", "char[]", 2000, 20)]}
+SEARCH_LATE = {"cpu": [("app.Search.scan", 200)],
+               "sites": [("app.Search.scan", "long[]", 50000, 50)]}
+PERIODS = 5  # of each kind
 
 
-def profile_text(rows):
-    """A java.hprof.txt whose CPU SAMPLES has one trace per (method, count), under app.Main.main."""
+def measure_totals(profile):
+    """One period's total of every measure it has (as the store's measures name them)."""
+    sites = profile.get("sites", [])
+    totals = {"cpu-samples": sum(c for _, c in profile["cpu"]),
+              "alloc-bytes": sum(s[2] for s in sites), "alloc-objects": sum(s[3] for s in sites),
+              "live-bytes": sum(s[2] // 2 for s in sites),
+              "live-objects": sum(s[3] // 2 for s in sites),
+              "monitor-time": sum(m[2] for m in profile.get("monitor", []))}
+    return {m: t for m, t in totals.items() if t}
+
+
+def profile_text(profile):
+    """A java.hprof.txt: one trace per row of each section, under app.Main.main."""
+    rows, sites, monitors = profile["cpu"], profile.get("sites", []), profile.get("monitor", [])
     out = ["JAVA PROFILE 1.0.1, created Wed Nov 25 09:00:00 2026", "", "--------", ""]
     for i, (method, _) in enumerate(rows):
         out += ["TRACE %d: (thread=200001)" % (300001 + i), "\t%s(X.java:1)" % method,
                 "\tapp.Main.main(Main.java:4)"]
+    for i, site in enumerate(sites):
+        out += ["TRACE %d: (thread=200001)" % (300101 + i), "\t%s(X.java:2)" % site[0],
+                "\tapp.Main.main(Main.java:4)"]
+    for i, monitor in enumerate(monitors):
+        out += ["TRACE %d: (thread=200001)" % (300201 + i), "\t%s(X.java:3)" % monitor[0],
+                "\tapp.Main.main(Main.java:4)"]
+    if sites:
+        out += ["SITES BEGIN (ordered by live bytes) Wed Nov 25 09:00:01 2026",
+                "          percent          live          alloc'ed  stack class",
+                " rank   self  accum     bytes objs     bytes  objs trace name"]
+        for i, (_, cls, size, objs) in enumerate(sites):
+            out.append("%5d %5.2f%% %5.2f%% %9d %4d %9d %5d %d %s" % (
+                i + 1, 0.0, 0.0, size // 2, objs // 2, size, objs, 300101 + i, cls))
+        out.append("SITES END")
     total = sum(c for _, c in rows)
     out.append("CPU SAMPLES BEGIN (total = %d) Wed Nov 25 09:00:02 2026" % total)
     out.append("rank   self  accum   count trace method")
@@ -42,6 +81,13 @@ def profile_text(rows):
         out.append("%4d %5.2f%% %5.2f%% %7d %d %s" % (i + 1, 100.0 * count / total, 0.0, count,
                                                      300001 + i, method))
     out.append("CPU SAMPLES END")
+    if monitors:
+        # One monitor (100 % of the total), so that its ms are the total's exactly.
+        assert len(monitors) == 1
+        out += ["MONITOR TIME BEGIN (total = %d ms) Wed Nov 25 09:00:03 2026" % monitors[0][2],
+                "rank   self  accum   count trace monitor",
+                "   1 100.00%% 100.00%%       1 300201 %s (Java)" % monitors[0][1],
+                "MONITOR TIME END"]
     return "\n".join(out) + "\n"
 
 
@@ -75,10 +121,18 @@ def wait_hottest(driver, method):
     return hottest(driver)
 
 
-def drag(driver, t_from, t_to):
-    """Drags on the timeline from time t_from to t_to (ms), as a user would with the mouse."""
+def side_hottest(driver, side):
+    """The first hot-methods row of the side-by-side column `side` (before or after)."""
+    top = texts(driver, "#history-side-%s tr.fg-hot td.fg-name" % side)
+    return top[0] if top else None
+
+
+def drag(driver, t_from, t_to, measure="cpu-samples"):
+    """Drags on `measure`'s timeline from time t_from to t_to (ms), as a user would with the
+    mouse."""
     from selenium.webdriver.common.action_chains import ActionChains
-    svg = driver.find_element("css selector", "#history-timeline svg.history-svg")
+    svg = driver.find_element("css selector",
+                              '#history-timeline svg.history-svg[data-measure="%s"]' % measure)
     lo, hi = float(svg.get_attribute("data-from-ms")), float(svg.get_attribute("data-to-ms"))
     width = svg.size["width"]
     x = lambda t: (t - lo) / (hi - lo) * width
@@ -120,7 +174,7 @@ def main():
         with open(files[name], "w") as f:
             f.write(profile_text(rows))
     fills = []
-    for k in range(5):
+    for k in range(PERIODS):
         fills.append(("checkout", "h1", 11, "checkout", t0 + k * MINUTE))
         fills.append(("search_early", "h2", 22, "search", t0 + k * MINUTE + 10_000))
         fills.append(("search_late", "h2", 22, "search", t0 + (10 + k) * MINUTE))
@@ -131,7 +185,15 @@ def main():
                            capture_output=True, text=True, timeout=60)
         if not check(r.returncode == 0, "store_fill %s: %s" % (name, r.stderr)):
             return finish("history_browser")
-    totals = {"checkout": 5 * 70, "search": 5 * 45 + 5 * 200}
+    # Each measure's known total per service over the window.
+    totals = {}
+    for profile, service in ((CHECKOUT_EARLY, "checkout"), (SEARCH_EARLY, "search"),
+                             (SEARCH_LATE, "search")):
+        for measure, total in measure_totals(profile).items():
+            by_service = totals.setdefault(measure, {})
+            by_service[service] = by_service.get(service, 0) + PERIODS * total
+    measure_order = ["cpu-samples", "alloc-bytes", "alloc-objects", "live-bytes",
+                     "live-objects", "monitor-time"]  # the measures' order in the store's API
 
     serve = driver = None
     try:
@@ -188,23 +250,55 @@ def main():
         Select(group).select_by_visible_text("service")
         driver.find_element("id", "history-apply").click()
 
-        # The timeline, stacked by service: each group's bars add up to its known total.
+        # A timeline per measure, stacked by service: each measure's bars add up to its known
+        # total per service.
         def bar_totals():
             return driver.execute_script(
-                "var s = document.querySelector('#history-timeline svg');"
-                "if (!s || s.getAttribute('data-from-ms') != arguments[0]) return null;"
-                "var t = {}; s.querySelectorAll('rect.history-bar').forEach(function (r) {"
-                "  var v = r.getAttribute('data-value');"
-                "  t[v] = (t[v] || 0) + Number(r.getAttribute('data-total')); }); return t;",
+                "var all = {}, svgs = document.querySelectorAll('#history-timeline svg');"
+                "for (var s of svgs) {"
+                "  if (s.getAttribute('data-from-ms') != arguments[0]) return null;"
+                "  var t = all[s.getAttribute('data-measure')] = {};"
+                "  s.querySelectorAll('rect.history-bar').forEach(function (r) {"
+                "    var v = r.getAttribute('data-value');"
+                "    t[v] = (t[v] || 0) + Number(r.getAttribute('data-total')); }); }"
+                "return svgs.length ? all : null;",
                 str(t0 - MINUTE))
         wait_until(lambda: bar_totals() == totals, 60)
-        check(bar_totals() == totals, "timeline totals by service: %r, want %r"
+        check(bar_totals() == totals, "timeline totals per measure by service: %r, want %r"
               % (bar_totals(), totals))
+
+        def timelines():
+            return driver.execute_script(
+                "return Array.from(document.querySelectorAll('#history-timeline svg'))"
+                ".map(s => s.getAttribute('data-measure'))")
+        check(timelines() == measure_order, "timelines %r, want %r" % (timelines(), measure_order))
         check(wait_hottest(driver, "app.Search.scan") == "app.Search.scan",
               "whole window: hottest %r, want app.Search.scan" % hottest(driver))
         shot(driver, a.screenshots, "jvmprof-history-window.png")
 
-        # Drag minutes 0-5: the checkout JVM's hot method leads.
+        # Drag minutes 0-5 on the second timeline (alloc-bytes): that measure's graph, led by the
+        # checkout JVM's allocation site; the range is selected on every timeline.
+        want = "app.Checkout.cart \u2192 byte[]"
+        drag(driver, t0 + 10_000, t0 + 5 * MINUTE - 10_000, measure_order[1])
+        check(wait_hottest(driver, want) == want,
+              "minutes 0-5 on %s: hottest %r, want %r" % (measure_order[1], hottest(driver), want))
+        check("measure=%s" % measure_order[1] in driver.current_url and
+              "selFrom=%d" % t0 in driver.current_url,
+              "the address carries the measure and selection: %s" % driver.current_url)
+        check(Select(driver.find_element("id", "history-measure")).first_selected_option.text ==
+              measure_order[1], "the measure picker shows the dragged timeline's measure")
+        wait_until(lambda: len(driver.find_elements(
+            "css selector", "#history-timeline svg rect.history-sel")) == len(measure_order), 30)
+        sel = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#history-timeline svg'))"
+            ".map(function (s) {"
+            "  var r = s.querySelector('rect.history-sel'); return r && [r.getAttribute('x'),"
+            "  r.getAttribute('width')].join(); })")
+        check(len(sel) == len(measure_order) and None not in sel and len(set(sel)) == 1,
+              "one selection on every timeline: %r" % sel)
+        shot(driver, a.screenshots, "jvmprof-history-measure.png")
+
+        # Drag minutes 0-5 on the first timeline (cpu-samples): the checkout JVM's hot method.
         drag(driver, t0 + 10_000, t0 + 5 * MINUTE - 10_000)
         check(wait_hottest(driver, "app.Checkout.hot") == "app.Checkout.hot",
               "minutes 0-5: hottest %r, want app.Checkout.hot" % hottest(driver))
@@ -257,6 +351,37 @@ def main():
         reopen(driver, driver.current_url)
         wait_until(lambda: delta("app.Search.scan") is not None, 60)
         check((delta("app.Search.scan") or 0) > 0.9, "the diff's address reopens the diff")
+
+        # Side by side: each range's graph, range and total (service=search, cpu-samples).
+        side_totals = {"before": PERIODS * measure_totals(SEARCH_EARLY)["cpu-samples"],
+                       "after": PERIODS * measure_totals(SEARCH_LATE)["cpu-samples"]}
+        side_ranges = {"before": (t0, t0 + 5 * MINUTE),
+                       "after": (t0 + 10 * MINUTE, t0 + 15 * MINUTE)}
+
+        def side_view():
+            heads = driver.execute_script(
+                "return ['before', 'after'].map(function (s) {"
+                "  var h = document.querySelector('#history-side-' + s + ' .history-side-head');"
+                "  return h && [Number(h.getAttribute('data-from-ms')),"
+                "    Number(h.getAttribute('data-to-ms')),"
+                "    Number(h.getAttribute('data-total'))]; })")
+            return {"before": (side_hottest(driver, "before"), heads[0]),
+                    "after": (side_hottest(driver, "after"), heads[1])}
+        want_side = {"before": ("app.Search.index", list(side_ranges["before"]) +
+                                [side_totals["before"]]),
+                     "after": ("app.Search.scan", list(side_ranges["after"]) +
+                               [side_totals["after"]])}
+        wait_until(lambda: driver.find_elements("id", "history-compare-mode"), 30)
+        Select(driver.find_element("id", "history-compare-mode")).select_by_value("side")
+        wait_until(lambda: side_view() == want_side, 60)
+        check(side_view() == want_side, "side by side: %r, want %r" % (side_view(), want_side))
+        check("compare=side" in driver.current_url, "the address carries side by side: %s"
+              % driver.current_url)
+        shot(driver, a.screenshots, "jvmprof-history-side.png")
+        reopen(driver, driver.current_url)
+        wait_until(lambda: side_view() == want_side, 60)
+        check(side_view() == want_side, "reopened side by side: %r, want %r"
+              % (side_view(), want_side))
     finally:
         stop_all(driver, None, serve, work)
     return finish("history_browser")
