@@ -13,7 +13,8 @@ filtering by service=search then makes it app.Search.index. The page's address r
 view; "compare" with minutes 10-15 gives a differential flame graph in which app.Search.scan
 grew and app.Search.index shrank, and side by side the two ranges' graphs led by
 app.Search.index (before) and app.Search.scan (after), each with its range and known total,
-which the address reopens too; the routes answer bad input with 400."""
+which the address reopens too, and after clicking the alloc-bytes timeline's name each side's
+allocation site; the routes answer bad input with 400."""
 import argparse
 import json
 import os
@@ -382,6 +383,23 @@ def main():
         wait_until(lambda: side_view() == want_side, 60)
         check(side_view() == want_side, "reopened side by side: %r, want %r"
               % (side_view(), want_side))
+
+        # The alloc-bytes timeline's name picks that measure for both sides (ranges kept).
+        wait_until(lambda: driver.find_elements(
+            "css selector", 'button.history-measure[data-measure="%s"]' % measure_order[1]), 30)
+        driver.find_element("css selector", 'button.history-measure[data-measure="%s"]'
+                            % measure_order[1]).click()
+        want_sites = {"before": "app.Search.index \u2192 char[]",
+                      "after": "app.Search.scan \u2192 long[]"}
+
+        def side_sites():
+            return {s: side_hottest(driver, s) for s in ("before", "after")}
+        wait_until(lambda: side_sites() == want_sites, 60)
+        check(side_sites() == want_sites, "side by side, %s: %r, want %r"
+              % (measure_order[1], side_sites(), want_sites))
+        check("measure=%s" % measure_order[1] in driver.current_url and
+              "compare=side" in driver.current_url,
+              "the address carries the picked measure: %s" % driver.current_url)
     finally:
         stop_all(driver, None, serve, work)
     return finish("history_browser")
