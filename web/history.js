@@ -6,8 +6,8 @@
 // that timeline's measure; "compare" keeps the selection as the "before" range and shows the next
 // one as a differential flame graph or as the two flame graphs side by side. The query lives in
 // the address's hash (#history?from=..&to=..&measure=..&match=k=v&group=k&selFrom=..&selTo=..
-// &baseFrom=..&baseTo=..&compare=side), so a copied address reopens the same view. Names and label values come from profiled JVMs:
-// they are set as text only.
+// &baseFrom=..&baseTo=..&compare=side), so a copied address reopens the same view. Names and
+// label values come from profiled JVMs: they are set as text only.
 'use strict';
 (function (global) {
   var el = JvmprofDom.el, api = JvmprofDom.api;
@@ -305,7 +305,7 @@
 
   // The two ranges' flame graphs next to each other, each under its range and total.
   function sideBySide(box, d) {
-    var row = el('div', 'history-side');
+    var row = el('div', 'history-side'), graphs = [];
     [['before', q.base, d.base], ['after', q.sel, d.target]].forEach(function (s) {
       var col = el('div', 'history-side-col');
       col.id = 'history-side-' + s[0];
@@ -321,13 +321,11 @@
         graph.appendChild(el('p', 'history-none', 'No ' + q.measure + ' stored in this range.'));
         return;
       }
-      // After the column is in the page, so that the graph takes the column's width.
-      col.fgData = s[2];
+      graphs.push([graph, s[2]]);
     });
+    // Drawn once the columns are in the page, so that each graph takes its column's width.
     box.appendChild(row);
-    Array.prototype.forEach.call(row.children, function (col) {
-      if (col.fgData) new JvmprofFlame.FlameGraph(col.lastChild, col.fgData, {});
-    });
+    graphs.forEach(function (g) { new JvmprofFlame.FlameGraph(g[0], g[1], {}); });
   }
 
   function failed(box, current, e) {
