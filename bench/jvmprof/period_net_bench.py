@@ -86,12 +86,19 @@ class Serve:
 
 
 def run_javac(args, options, files, work):
-    """One javac run under HPROF `options`; returns (wall s, CPU s, ok)."""
+    """One javac run under HPROF `options` (or, with args.steady set, the steady program);
+    returns (wall s, CPU s, ok)."""
     out = os.path.join(work, "classes")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    cmd = [os.path.join(args.jdk, "bin", "java"), "-agentlib:hprof=" + options,
-           "-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-proc:none", "-d", out]
+    cmd = [os.path.join(args.jdk, "bin", "java"), "-agentlib:hprof=" + options]
+    if args.steady:
+        # One thread busy all the time on three methods (hproftest.CpuSplit): HPROF's sampler
+        # takes 1000 / interval samples per CPU-second of it.
+        files = []
+        cmd += ["-cp", args.wire_classes, "hproftest.CpuSplit", str(args.wire_cpu_ms)]
+    else:
+        cmd += ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-proc:none", "-d", out]
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(args.build, "lib"))
     for k in ("_JAVA_HPROF_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
               "HPROF_LABELS"):
@@ -156,7 +163,8 @@ def run_net(args, serve, files, work):
         args.interval, args.period, serve.port), files, work)
     done.set()
     poller.join()
-    r = {"wall": wall, "cpu": cpu, "ok": ok, "samples": None, "rate": None, "total": None}
+    r = {"wall": wall, "cpu": cpu, "ok": ok, "samples": None, "rate": None, "total": None,
+         "periods": []}
     if sid[0] is None:
         return r
     # The cumulative report at exit arrived with the end of the stream.
@@ -181,6 +189,8 @@ def run_net(args, serve, files, work):
             # The CPU samples those periods carried, per second of the window.
             samples = sum(e["cpuSamples"] for e in latest if first[2] < e["endMs"] <= last[2])
             r["wire_samples_per_s"] = samples / ((last[2] - first[2]) / 1000.0)
+            r["steady_periods"] = last[0] - first[0]
+            r["steady_samples"] = samples
     return r
 
 
@@ -196,13 +206,28 @@ def main():
     ap.add_argument("--period", type=positive_int, default=10, help="period=, seconds")
     ap.add_argument("--timeout", type=positive_int, default=900, help="per run, seconds")
     ap.add_argument("--work", default=None, help="scratch directory (default: a new one)")
+    ap.add_argument("--wire-classes", default=None, metavar="DIR",
+                    help="java/hprof-tests classes (build/java/hprof-test-classes): also "
+                         "measure the bytes per JVM-minute on hproftest.CpuSplit, one thread "
+                         "busy all the time (100 samples per CPU-second at interval=10)")
+    ap.add_argument("--wire-cpu-ms", type=positive_int, default=30000,
+                    help="CpuSplit's CPU budget, ms (default 30000: a few periods)")
+    ap.add_argument("--wire-only", action="store_true",
+                    help="only the CpuSplit bytes measurement (no javac rounds)")
     args = ap.parse_args()
+    args.steady = False
     args.build, args.jdk = os.path.abspath(args.build), os.path.abspath(args.jdk)
     jvmprof = os.path.join(args.build, "src", "jvmprof", "jvmprof")
     for need in (jvmprof, os.path.join(args.build, "lib", "libhprof.so"),
                  os.path.join(args.jdk, "bin", "java")):
         if not os.path.exists(need):
             ap.error("not found: " + need)
+    if args.wire_classes:
+        args.wire_classes = os.path.abspath(args.wire_classes)
+        if not os.path.exists(os.path.join(args.wire_classes, "hproftest", "CpuSplit.class")):
+            ap.error("no hproftest/CpuSplit.class under " + args.wire_classes)
+    elif args.wire_only:
+        ap.error("--wire-only needs --wire-classes")
 
     work = args.work or tempfile.mkdtemp(prefix="period-net-bench-")
     os.makedirs(work, exist_ok=True)
@@ -216,10 +241,13 @@ def main():
     names = ["A  cpu=samples", "A' cpu=samples (A/A)",
              "P  cpu=samples,period=%d,net=" % args.period]
     results = {n: [] for n in names}
+    wire = None
     try:
-        log("javac on %d generated classes; %d interleaved rounds; load %s" % (
-            len(files), args.rounds, open("/proc/loadavg").read().split()[0]))
-        for rnd in range(args.rounds):
+        log("%s; load %s" % (
+            "hproftest.CpuSplit only" if args.wire_only else
+            "javac on %d generated classes; %d interleaved rounds" % (len(files), args.rounds),
+            open("/proc/loadavg").read().split()[0]))
+        for rnd in range(0 if args.wire_only else args.rounds):
             order = names[rnd % 3:] + names[:rnd % 3]
             for n in order:
                 r = run_net(args, serve, files, work) if n.startswith("P") else \
@@ -230,30 +258,50 @@ def main():
                 log("round %d %-28s wall %6.2f s  CPU %6.2f s  samples %s  wire %s" % (
                     rnd + 1, n, r["wall"], r["cpu"], r["samples"],
                     "%.0f B/min steady" % r["rate"] if r.get("rate") else "-"))
+        if args.wire_classes:
+            args.steady = True
+            wire = run_net(args, serve, files, work)
+            args.steady = False
     finally:
         serve.stop()
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
 
-    base = statistics.median(r["cpu"] for r in results[names[0]])
-    print("| configuration | CPU s (median) | CPU ratio to A | wall s (median) | "
-          "samples per CPU-second |")
-    print("|---|---:|---:|---:|---:|")
+    if args.wire_only:
+        names = []
+    else:
+        base = statistics.median(r["cpu"] for r in results[names[0]])
+        print("| configuration | CPU s (median) | CPU ratio to A | wall s (median) | "
+              "samples per CPU-second |")
+        print("|---|---:|---:|---:|---:|")
     for n in names:
         cpu = statistics.median(r["cpu"] for r in results[n])
         wall = statistics.median(r["wall"] for r in results[n])
         per = [r["samples"] / r["cpu"] for r in results[n] if r["samples"]]
         print("| %s | %.2f | %.3fx | %.2f | %s |" % (
             n, cpu, cpu / base, wall, "%.1f" % statistics.median(per) if per else "-"))
-    rates = [r["rate"] for r in results[names[2]] if r.get("rate")]
-    totals = [r["total"] for r in results[names[2]] if r.get("total")]
-    per_s = [r["wire_samples_per_s"] for r in results[names[2]] if r.get("wire_samples_per_s")]
+    p_runs = results[names[2]] if names else []
+    rates = [r["rate"] for r in p_runs if r.get("rate")]
+    totals = [r["total"] for r in p_runs if r.get("total")]
+    per_s = [r["wire_samples_per_s"] for r in p_runs if r.get("wire_samples_per_s")]
     print()
-    print("bytes serve received per JVM-minute: steady %s (%d runs with two periods or more, "
-          "their periods carrying %s CPU samples/s); whole run incl. hello and exit reports %s" % (
-              "%.0f" % statistics.median(rates) if rates else "-", len(rates),
-              "%.1f" % statistics.median(per_s) if per_s else "-",
-              "%.0f" % statistics.median(totals) if totals else "-"))
+    if p_runs:
+        print("javac: bytes serve received per JVM-minute: steady %s (%d runs with two periods "
+              "or more, their periods carrying %s CPU samples/s); whole run incl. hello and exit "
+              "reports %s" % ("%.0f" % statistics.median(rates) if rates else "-", len(rates),
+                              "%.1f" % statistics.median(per_s) if per_s else "-",
+                              "%.0f" % statistics.median(totals) if totals else "-"))
+    if wire is not None:
+        if wire.get("rate"):
+            # A period's bytes follow its distinct stacks (one CPU SAMPLES row per trace) more
+            # than its samples: printed beside the samples per second its periods carried.
+            print("hproftest.CpuSplit (%d ms CPU, wall %.1f s): steady %.0f bytes per JVM-minute "
+                  "over %d periods carrying %.1f CPU samples/s (%d in all)" % (
+                      args.wire_cpu_ms, wire["wall"], wire["rate"], wire["steady_periods"],
+                      wire["wire_samples_per_s"], wire["steady_samples"]))
+        else:
+            print("hproftest.CpuSplit: fewer than two periods before exit; no steady rate "
+                  "(raise --wire-cpu-ms)")
     return 0
 
 
