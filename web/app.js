@@ -126,13 +126,15 @@
       if (j.connections.length < 2 || !byId[j.current]) return;
       j.connections.forEach(function (c) { grouped[c.session] = j; });
     });
+    var shown = {};
     state.profiles.forEach(function (p) {
       if (!matches(p, words)) return;
       var jvm = grouped[p.id];
       if (!jvm) return ul.appendChild(sessionItem(p, displayName(p)));
-      // The JVM's row where its first connection would be.
-      if (jvm.connections[0].session === p.id || !byId[jvm.connections[0].session])
-        ul.appendChild(jvmItem(jvm, byId));
+      // The JVM's row once, where its first matching connection would be.
+      if (shown[jvm.key]) return;
+      shown[jvm.key] = true;
+      ul.appendChild(jvmItem(jvm, byId));
     });
   }
 
@@ -829,8 +831,14 @@
   }
 
   function refresh() {
+    // One poll at a time: on a slow or loaded server, polls started every second regardless
+    // would queue up behind each other (and behind the browser's few connections per host).
+    if (state.polling) return Promise.resolve();
+    state.polling = true;
+    var done = function () { state.polling = false; };
     return Promise.all([api('/api/profiles'), api('/api/jvms'), api('/api/agents')]).then(
       function (r) {
+        done();
         var list = r[0];
         state.profiles = list;
         state.jvms = r[1];
@@ -847,7 +855,7 @@
         if (jvm && jvm.current !== state.selected) select(jvm.current, jvm.key);
         drawList();
         drawProfile();
-      }, function (e) { $('status').textContent = 'server: ' + e.message; });
+      }, function (e) { done(); $('status').textContent = 'server: ' + e.message; });
   }
 
   buildControls();
