@@ -5,7 +5,7 @@
 // is set with textContent: nothing from a JVM is ever parsed as HTML.
 'use strict';
 (function () {
-  var state = { profiles: [], selected: null, tab: 'cpu', measure: null, perThread: false,
+  var state = { profiles: [], jvms: [], agents: null, follow: null, selected: null, tab: 'cpu', measure: null, perThread: false,
                 drawnKey: null, graph: null, paused: false, autoSent: {}, polledAt: 0,
                 depthShown: null };
   var COMMANDS = [
@@ -65,6 +65,49 @@
     return words.every(function (w) { return text.indexOf(w) >= 0; });
   }
 
+  // One session's row: a profile, or one connection of a JVM.
+  function sessionItem(p, label) {
+    var li = el('li', p.id === state.selected ? 'selected' : '', label);
+    li.setAttribute('data-id', p.id);
+    var periods = p.periods && p.periods.received ? ', ' + p.periods.received + ' periods' : '';
+    var dropped = p.droppedEvents ? ', ' + p.droppedEvents + ' dropped' : '';
+    // A reconnect's session says which of the JVM's connections it is.
+    var id = p.identity || {};
+    if (id.connection > 1) periods += ', connection ' + id.connection;
+    var ended = p.endCause ? ' (' + p.endCause + ')' : '';
+    li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ended + ', ' +
+      bytes(p.bytes) + periods + dropped));
+    li.addEventListener('click', function () { select(p.id); });
+    return li;
+  }
+
+  // The JVM a session belongs to (/api/jvms), or null.
+  function jvmOf(id) {
+    return state.jvms.filter(function (j) {
+      return j.connections.some(function (c) { return c.session === id; });
+    })[0] || null;
+  }
+
+  // A JVM of several connections (it reconnected): one row for the JVM, its connections under
+  // it. A click on the JVM's name opens its connection that is up (commands go there).
+  function jvmItem(jvm, byId) {
+    var li = el('li', 'jvm');
+    li.setAttribute('data-key', jvm.key);
+    var name = el('span', 'jvm-name', displayName(byId[jvm.current]));
+    name.appendChild(el('span', 'state', jvm.connects + ' connections, ' + jvm.reconnects +
+      ' reconnects, ' + jvm.drops + ' drops' + (jvm.droppedEvents ? ', ' + jvm.droppedEvents +
+      ' events dropped' : '') + (jvm.connected ? ', connected' : ', not connected')));
+    name.addEventListener('click', function () { select(jvm.current, jvm.key); });
+    li.appendChild(name);
+    var sub = el('ul', 'connections');
+    jvm.connections.forEach(function (c) {
+      var p = byId[c.session];
+      if (p) sub.appendChild(sessionItem(p, 'connection ' + c.connection));
+    });
+    li.appendChild(sub);
+    return li;
+  }
+
   function drawList() {
     var ul = $('profile-list');
     var words = filterBox().value.split(/\s+/).filter(function (w) { return w; });
@@ -72,29 +115,53 @@
     var key = JSON.stringify([words, state.profiles.map(function (p) {
       return [p.id, displayName(p), p.live, p.state, p.bytes >> 10, p.id === state.selected,
         p.periods ? p.periods.received : 0, p.droppedEvents,
-        p.identity ? p.identity.connection : 0];
-    })]);
+        p.identity ? p.identity.connection : 0, p.endCause];
+    }), state.jvms.map(function (j) { return [j.key, j.current, j.connects, j.drops]; })]);
     if (key === state.listKey) return;
     state.listKey = key;
     ul.textContent = '';
+    var byId = {}, grouped = {};
+    state.profiles.forEach(function (p) { byId[p.id] = p; });
+    state.jvms.forEach(function (j) {
+      if (j.connections.length < 2 || !byId[j.current]) return;
+      j.connections.forEach(function (c) { grouped[c.session] = j; });
+    });
+    var shown = {};
     state.profiles.forEach(function (p) {
       if (!matches(p, words)) return;
-      var li = el('li', p.id === state.selected ? 'selected' : '', displayName(p));
-      li.setAttribute('data-id', p.id);
-      var periods = p.periods && p.periods.received ? ', ' + p.periods.received + ' periods' : '';
-      var dropped = p.droppedEvents ? ', ' + p.droppedEvents + ' dropped' : '';
-      // A reconnect's session says which of the JVM's connections it is.
-      var id = p.identity || {};
-      if (id.connection > 1) periods += ', connection ' + id.connection;
-      li.appendChild(el('span', 'state', (p.live ? 'live, ' : 'file, ') + p.state + ', ' +
-        bytes(p.bytes) + periods + dropped));
-      li.addEventListener('click', function () { select(p.id); });
-      ul.appendChild(li);
+      var jvm = grouped[p.id];
+      if (!jvm) return ul.appendChild(sessionItem(p, displayName(p)));
+      // The JVM's row once, where its first matching connection would be.
+      if (shown[jvm.key]) return;
+      shown[jvm.key] = true;
+      ul.appendChild(jvmItem(jvm, byId));
     });
   }
 
-  function select(id) {
+  // The selected JVM's connections (when it has more than one, or its one has ended).
+  function drawConnections(p, box) {
+    var jvm = jvmOf(p.id);
+    if (!jvm || !p.live || (jvm.connections.length < 2 && !p.endCause)) return;
+    function time(ms) { return ms ? new Date(ms).toISOString().substring(11, 19) : ''; }
+    box.appendChild(el('div', 'connections-summary', 'connection history: ' + jvm.connects +
+      ' connections, ' + jvm.reconnects + ' reconnects, ' + jvm.drops + ' drops'));
+    var t = table('connection-history', ['connection', 'connected', 'ended', 'cause', 'gap',
+      'periods', 'dropped events', 'dropped bytes'], jvm.connections.map(function (c) {
+      return [c.connection + (c.session === p.id ? ' (shown)' : ''), time(c.connectedMs),
+        time(c.endedMs), c.endCause || (c.endedMs ? '' : 'connected'),
+        c.gapMs ? (c.gapMs / 1000).toFixed(1) + ' s' : '', c.periods,
+        c.droppedEventsAdded, bytes(c.droppedBytesAdded)];
+    }));
+    t.id = 'connection-history';
+    t.className += ' small';
+    box.appendChild(t);
+  }
+
+  function select(id, follow) {
     JvmprofHistory.close();
+    // Following a JVM: when its connection is replaced by a reconnect, the new one is shown.
+    var jvm = jvmOf(id);
+    state.follow = follow || (jvm && jvm.current === id ? jvm.key : null);
     state.selected = id;
     state.drawnKey = null;
     state.graph = null;
@@ -131,6 +198,7 @@
         new Date(last.endMs).toISOString() + ': ' + last.cpuSamples + ' CPU samples, ' +
         last.sites + ' allocation sites'));
     }
+    drawConnections(p, s);
     if (p.droppedEvents) {
       s.appendChild(el('div', 'state-error', 'the agent dropped ' + p.droppedEvents +
         ' events (' + bytes(p.droppedBytes) + ') while this front end was not reading'));
@@ -750,15 +818,44 @@
     });
   }
 
+  // The agent port's counters, live: who was let in and who was refused (and why).
+  function drawAgents(c) {
+    var box = $('agent-counters');
+    if (!c || c.admitted === undefined) return;
+    var refused = c.refusedTls + c.refusedToken + c.refusedBusy + c.refusedFull;
+    box.className = refused ? 'refused' : '';
+    box.textContent = 'agents: ' + c.admitted + ' admitted, ' + c.refusedTls +
+      ' refused without TLS, ' + c.refusedToken + ' without the token, ' + c.refusedBusy +
+      ' while busy' + (c.refusedFull ? ', ' + c.refusedFull + ' with the profiles full' : '');
+    box.setAttribute('data-refused-token', c.refusedToken);
+  }
+
   function refresh() {
-    return api('/api/profiles').then(function (list) {
-      state.profiles = list;
-      state.polledAt = Date.now();
-      $('status').textContent = list.length + ' profile(s)';
-      if (state.selected === null && list.length) state.selected = list[list.length - 1].id;
-      drawList();
-      drawProfile();
-    }, function (e) { $('status').textContent = 'server: ' + e.message; });
+    // One poll at a time: on a slow or loaded server, polls started every second regardless
+    // would queue up behind each other (and behind the browser's few connections per host).
+    if (state.polling) return Promise.resolve();
+    state.polling = true;
+    var done = function () { state.polling = false; };
+    return Promise.all([api('/api/profiles'), api('/api/jvms'), api('/api/agents')]).then(
+      function (r) {
+        done();
+        var list = r[0];
+        state.profiles = list;
+        state.jvms = r[1];
+        state.polledAt = Date.now();
+        $('status').textContent = list.length + ' profile(s)';
+        drawAgents(r[2]);
+        if (state.selected === null && list.length) {
+          state.selected = list[list.length - 1].id;
+          var first = jvmOf(state.selected);
+          if (first && first.current === state.selected) state.follow = first.key;
+        }
+        // A followed JVM that reconnected: show (and send commands to) its new connection.
+        var jvm = state.follow && state.jvms.filter(function (j) { return j.key === state.follow; })[0];
+        if (jvm && jvm.current !== state.selected) select(jvm.current, jvm.key);
+        drawList();
+        drawProfile();
+      }, function (e) { done(); $('status').textContent = 'server: ' + e.message; });
   }
 
   buildControls();

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "jvm_connections.h"
+
 namespace jvmprof {
 namespace {
 
@@ -117,11 +119,15 @@ std::shared_ptr<const profiles::JavaProfile> Session::profile() const {
 void Session::read_loop() {
   std::string buffer(1 << 16, '\0');
   bool parsing = true;
+  ReadEnd end;  // how the loop ended: the connection's end cause
   for (;;) {
     // Wake up now and then to publish what was parsed even when the stream pauses.
     pollfd pfd{fd_, POLLIN, 0};
     const int ready = ::poll(&pfd, 1, static_cast<int>(kPublishEvery.count()));
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {
+      end.error = errno;
+      break;
+    }
     if (stopping_) break;
     if (ready <= 0) {
       if (parsing) publish(false);
@@ -129,6 +135,7 @@ void Session::read_loop() {
     }
     const ssize_t n = ::read(fd_, buffer.data(), buffer.size());
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) end.error = errno;
     if (n <= 0) break;
     {
       std::lock_guard lock(mu_);
@@ -161,7 +168,12 @@ void Session::read_loop() {
     }
   }
   publish(true);
+  end.stopped = stopping_;
+  end.socket = is_socket_;
+  end.exit_reports = stream_->profile().sections > sections_at_last_period_;
   std::lock_guard lock(mu_);
+  ended_ms_ = profiles::wall_clock_ms();
+  end_cause_ = end_cause(end);
   if (state_ != "error") {
     state_ = "ended";
     if (!end_error.empty()) error_ = end_error;
@@ -176,6 +188,7 @@ void Session::read_loop() {
 
 void Session::on_period(const profiles::PeriodDelta& d) {
   const profiles::JavaProfile& stream = stream_->profile();
+  sections_at_last_period_ = stream.sections;
   unpublished_periods_.push_back(
       PeriodEntry{d.seq, d.start_ms, d.end_ms, std::make_shared<const profiles::PeriodDelta>(d)});
   if (period_hook_) {
@@ -452,6 +465,9 @@ nlohmann::json Session::info() const {
       {"heapDumpSerial", is_socket_ ? dump_serial_ : (p.heap_dumps > 0 ? 1 : 0)},
       {"startedAt",
        std::chrono::duration_cast<std::chrono::milliseconds>(started_.time_since_epoch()).count()},
+      // The connection's history: when it ended (0: not yet) and why.
+      {"endedMs", ended_ms_},
+      {"endCause", end_cause_},
       {"commands", std::move(commands)},
       {"indexing",
        {{"active", indexing_}, {"phase", indexing_phase_}, {"percent", indexing_percent_}}},

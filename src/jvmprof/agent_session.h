@@ -126,6 +126,9 @@ class Session {
   // Periods read but not yet published: they join periods_ with the snapshot that has their
   // traces.
   std::vector<PeriodEntry> unpublished_periods_;
+  // Complete report sections when the newest period arrived: a section after it, then the end
+  // of the stream, is what HPROF writes at exit (its cumulative reports).
+  uint64_t sections_at_last_period_ = 0;
 
   PeriodHook period_hook_;
 
@@ -134,6 +137,9 @@ class Session {
   uint64_t periods_dropped_ = 0;  // older periods let go of (beyond kKeptPeriods)
   std::shared_ptr<const profiles::JavaProfile> snapshot_;
   std::string state_ = "connected";  // connected / reading / ended / error
+  // When and why the connection ended (end_cause(): "closed by agent", "reset", ...).
+  int64_t ended_ms_ = 0;
+  std::string end_cause_;
   std::string error_;
   uint64_t bytes_ = 0;
   uint64_t discarded_ = 0;  // bytes read after a parse error (read so the JVM never blocks)

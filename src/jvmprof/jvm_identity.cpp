@@ -50,9 +50,11 @@ std::string JvmIdentity::display_name() const {
 }
 
 nlohmann::json JvmIdentity::to_json() const {
-  return {{"pid", pid},   {"host", host},           {"main", main},
-          {"vm", vm},     {"startMs", start_ms},    {"labels", labels},
-          {"key", key()}, {"name", display_name()}, {"address", address}};
+  return {{"pid", pid},          {"host", host},
+          {"main", main},        {"vm", vm},
+          {"startMs", start_ms}, {"labels", labels},
+          {"key", key()},        {"name", display_name()},
+          {"address", address},  {"connection", connection}};
 }
 
 }  // namespace jvmprof

@@ -276,6 +276,12 @@ int run_serve(std::span<char* const> args) {
                       std::to_string(agent_port);
   web.token = random_token();
   web.history = history ? &history->store() : nullptr;
+  web.agent_counters = [&gate] {
+    nlohmann::json c = gate.counters().to_json();
+    c["tls"] = gate.tls();
+    c["token"] = gate.token();
+    return c;
+  };
   WebServer server(registry, web);
   const int bound_ui = server.bind(error);
   if (bound_ui < 0) {

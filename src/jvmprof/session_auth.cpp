@@ -174,9 +174,21 @@ void AgentGate::add_session(int fd, const std::string& name, std::unique_ptr<tls
     }
     std::printf("jvmprof serve: %s connected%s (profile %u)\n", name.c_str(), how, s->id());
   } else {
+    {
+      std::lock_guard lock(mu_);
+      ++counters_.refused_full;
+    }
     std::printf("jvmprof serve: %s refused: too many profiles open\n", name.c_str());
   }
   std::fflush(stdout);
+}
+
+nlohmann::json AgentGate::Counters::to_json() const {
+  return {{"admitted", admitted},
+          {"refusedTls", refused_tls},
+          {"refusedToken", refused_token},
+          {"refusedBusy", refused_busy},
+          {"refusedFull", refused_full}};
 }
 
 AgentGate::Counters AgentGate::counters() {

@@ -40,6 +40,8 @@ class AgentGate {
     uint64_t refused_tls = 0;    // no TLS handshake (a plain-text agent, a wrong certificate)
     uint64_t refused_token = 0;  // a missing or wrong token
     uint64_t refused_busy = 0;   // kMaxPending connections were being checked already
+    uint64_t refused_full = 0;   // --max-profiles sessions exist already
+    nlohmann::json to_json() const;
   };
 
   AgentGate(SessionRegistry& registry, const std::atomic<bool>& stop)

@@ -12,6 +12,7 @@
 #include "heap_object_routes.h"
 #include "history_routes.h"
 #include "json_reply.h"
+#include "jvm_connections.h"
 #include "local_jvm_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
@@ -327,6 +328,19 @@ struct WebServer::Impl {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& s : registry.all()) list.push_back(s->info());
       json_reply(res, list);
+    });
+    // Each JVM with its connections (a reconnect is a new session of the same identity.key).
+    server.Get("/api/jvms", [this](const httplib::Request&, httplib::Response& res) {
+      std::vector<ConnectionRecord> records;
+      for (const auto& s : registry.all())
+        records.push_back(ConnectionRecord::from_info(s->info()));
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& jvm : group_connections(std::move(records))) list.push_back(jvm.to_json());
+      json_reply(res, list);
+    });
+    // Who the agent port let in and whom it refused, counted since serve started.
+    server.Get("/api/agents", [this](const httplib::Request&, httplib::Response& res) {
+      json_reply(res, options.agent_counters ? options.agent_counters() : nlohmann::json::object());
     });
     server.Get(R"(/api/profiles/(\d+))",
                [this](const httplib::Request& req, httplib::Response& res) {

@@ -5,7 +5,9 @@
 // with a foreign Origin is refused (DNS rebinding, cross-site requests).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ struct WebOptions {
   std::vector<std::string> extra_hosts;    // more Host names allowed (without port)
   store::ProfileStore* history = nullptr;  // serve --store: the History view's store
   std::string agent_address;               // HOST:PORT agents send to (net=), for "Local JVMs"
+  // The agent port's counters (admitted, refused: no TLS, token, busy, full) for /api/agents.
+  std::function<nlohmann::json()> agent_counters;
 };
 
 class WebServer {
