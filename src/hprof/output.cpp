@@ -173,9 +173,10 @@ bool Output::open(const Options& options, std::string& error) {
 }
 
 namespace {
-thread_local bool t_in_event = false;  // this thread is writing an admitted event: never wait
-thread_local bool t_hello = false;     // this thread is writing a new connection's hello
-thread_local bool t_keep = false;      // this thread's event is kept for the next connection
+thread_local bool t_in_event = false;   // this thread is writing an admitted event: never wait
+thread_local bool t_hello = false;      // this thread is writing a new connection's hello
+thread_local uint64_t t_hello_for = 0;  // that connection's number (connections_)
+thread_local bool t_keep = false;       // this thread's event is kept for the next connection
 }  // namespace
 
 Output::~Output() {
@@ -192,6 +193,12 @@ void Output::write_locked(const void* data, size_t size) {
   }
 }
 
+bool Output::hello_writer_locked() const {
+  // A hello is for the connection it began on: if that one went and another came meanwhile, the
+  // rest of it must not land at the start of the new stream (which waits for a hello of its own).
+  return t_hello && link_ == Link::kHello && t_hello_for == connections_;
+}
+
 template <typename Done>
 bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   // The stall is counted from the last byte sent or from the start of this wait, whichever is
@@ -201,7 +208,7 @@ bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   ++waiting_writers_;
   while (!done()) {
     const auto deadline = std::max(last_progress_, start) + kStallLimit;
-    if (failed_ || given_up_ || (link_ != Link::kUp && !t_hello) ||
+    if (failed_ || given_up_ || (link_ != Link::kUp && !hello_writer_locked()) ||
         std::chrono::steady_clock::now() >= deadline) {
       ok = false;
       break;
@@ -240,12 +247,12 @@ void Output::lose_connection_locked(const char* why) {
 
 // Appends to the queue, waiting for room: only the agent's own threads (reports) come here.
 void Output::queue_locked(std::unique_lock<std::mutex>& lock, const void* data, size_t size) {
-  if (!failed_ && !given_up_ && t_keep && link_ != Link::kUp && !t_hello) {
+  if (!failed_ && !given_up_ && t_keep && link_ != Link::kUp && !hello_writer_locked()) {
     // Admitted while the front end is away: whole (a binary record comes in two writes).
     kept_.append(static_cast<const char*>(data), size);
     return;
   }
-  if (failed_ || given_up_ || (link_ != Link::kUp && !(t_hello && link_ == Link::kHello))) {
+  if (failed_ || given_up_ || (link_ != Link::kUp && !hello_writer_locked())) {
     drops_.bytes += size;
     return;
   }
@@ -462,6 +469,7 @@ Output::HelloScope::HelloScope(Output& output) : output_(output) {
   std::lock_guard lock(output.mutex_);
   active_ = output.link_ == Link::kHello;
   t_hello = active_;
+  t_hello_for = output.connections_;
 }
 
 Output::HelloScope::~HelloScope() {
@@ -471,15 +479,17 @@ Output::HelloScope::~HelloScope() {
 void Output::HelloScope::send_kept_events() {
   if (!active_) return;
   std::lock_guard lock(output_.mutex_);
-  output_.send_kept_locked();
+  if (output_.hello_writer_locked()) output_.send_kept_locked();
 }
 
 void Output::HelloScope::done() {
   if (!active_) return;
+  std::lock_guard lock(output_.mutex_);
+  // Gone again before its hello was written (and maybe another connection waits for its own).
+  const bool current = output_.hello_writer_locked();
   active_ = false;
   t_hello = false;
-  std::lock_guard lock(output_.mutex_);
-  if (output_.link_ != Link::kHello) return;  // gone again before its hello was written
+  if (!current) return;
   output_.send_kept_locked();
   output_.link_ = Link::kUp;
   // What was dropped while the front end was away, as the text stream's first word after the

@@ -171,6 +171,7 @@ class Output {
   bool reconnect(std::unique_lock<std::mutex>& lock);
   bool admit_event(size_t bytes, bool droppable);
   void send_kept_locked();
+  bool hello_writer_locked() const;  // this thread writes the hello the link waits for
   void note_drops_locked();
   void writer_main();
   size_t pending_locked() const { return queue_.size() + in_flight_; }

@@ -149,6 +149,9 @@ class PeriodWriter {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    // A connection made just before the exit still gets its hello, so that the last period and
+    // the reports at exit reach it.
+    write_hello();
     write();
   }
 

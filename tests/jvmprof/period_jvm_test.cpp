@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -608,6 +609,10 @@ class OutageEventsJvmTest : public HprofTest {
         if (t.ended) ++seen.ends;
       }
       seen.dropped = second.profile().dropped_events;
+      std::printf(
+          "%s: %zu of 200 Outage threads' starts and %zu ends after the reconnect, %llu "
+          "events dropped in all\n",
+          options.c_str(), seen.starts, seen.ends, static_cast<unsigned long long>(seen.dropped));
     }
     for (const auto& [serial, t] : first.profile().threads)
       if (t.name.starts_with("Outage-")) ++seen.on_first;
