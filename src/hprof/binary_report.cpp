@@ -3,6 +3,7 @@
 
 #include <hprof_format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -80,14 +81,15 @@ class BinaryReport::Hold {
 };
 
 void BinaryReport::event(size_t bytes, bool droppable, std::function<void()> write) {
-  const bool net = output_ != nullptr && output_->socket() >= 0;
+  // A collector not reached yet (period= retries it) counts as one: nothing may wait for it.
+  const bool net = output_ != nullptr && output_->net();
   {
     std::lock_guard deferred(deferred_mutex_);
     if (droppable && net && deferred_bytes_ + bytes > kDeferredLimit) {
       output_->count_dropped(bytes);
       return;
     }
-    deferred_.push_back({bytes, std::move(write)});
+    deferred_.push_back({bytes, Output::keeping_event(), std::move(write)});
     deferred_bytes_ += bytes;
   }
   std::unique_lock lock(mutex_, std::defer_lock);
@@ -127,7 +129,11 @@ void BinaryReport::write_deferred_and_note() {
     batch.swap(deferred_);
     deferred_bytes_ = 0;
   }
-  for (Deferred& d : batch) d.write();
+  for (Deferred& d : batch) {
+    Output::KeepScope keep(d.keep);
+    d.write();
+  }
+  Output::KeepScope keep(false);  // the note goes to the current connection, if any
   Output::Drops totals;
   if (!writer_ || output_ == nullptr || !output_->take_drops_to_note(totals)) return;
   // The same words as format=a's DROPPED line; the totals are running totals.
@@ -150,11 +156,47 @@ void BinaryReport::begin(Output& output, const Options& options) {
   hprof::WriterOptions w;
   w.version = hprof::Version::k1_0_2;
   w.id_size = 8;
-  writer_ = std::make_unique<hprof::BinaryWriter>(*sink_, w);
-  uint32_t flags = 0;
-  if (options.alloc_sites) flags |= hprof::kAllocTraces;
-  if (options.cpu_samples()) flags |= hprof::kCpuSampling;
-  writer_->control_settings(flags, static_cast<uint16_t>(options.depth));
+  writer_ = std::make_unique<hprof::BinaryWriter>(*sink_, writer_options());
+  if (options.alloc_sites) settings_flags_ |= hprof::kAllocTraces;
+  if (options.cpu_samples()) settings_flags_ |= hprof::kCpuSampling;
+  settings_depth_ = static_cast<uint16_t>(options.depth);
+  writer_->control_settings(settings_flags_, settings_depth_);
+}
+
+hprof::WriterOptions BinaryReport::writer_options() const {
+  hprof::WriterOptions w;
+  w.version = hprof::Version::k1_0_2;
+  w.id_size = 8;
+  return w;
+}
+
+void BinaryReport::hello(const ClassTable& classes, TraceTable& traces, const std::string& identity,
+                         Output::HelloScope& hello) {
+  Hold hold(*this);
+  if (!writer_ || !hello.active()) return;
+  // A writer of its own: the header (with this connection's time) and record times from now.
+  writer_ = std::make_unique<hprof::BinaryWriter>(*sink_, writer_options());
+  writer_->control_settings(settings_flags_, settings_depth_);
+  // Every name by id (the order they were first written in), then the classes by serial.
+  std::vector<std::pair<uint64_t, const std::string*>> names;
+  names.reserve(strings_.size());
+  for (const auto& [text, id] : strings_) names.emplace_back(id, &text);
+  std::sort(names.begin(), names.end());
+  for (const auto& [id, text] : names) writer_->utf8(id, *text);
+  std::vector<std::pair<jobjectID, ClassInfo>> all = classes.all();
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; });
+  announced_.clear();
+  for (const auto& [id, info] : all) {
+    write_load_class(info, id);
+    if (info.unloaded) writer_->unload_class(info.serial);
+  }
+  // Frames get ids anew (ids are never reused, so no old one is repeated with another meaning).
+  frames_.clear();
+  traces.mark_all_unwritten();
+  write_traces(classes, traces);
+  writer_->utf8(kIdentityNoteId, identity);
+  hello.send_kept_events();
 }
 
 uint64_t BinaryReport::string_id(const std::string& text) {
@@ -171,15 +213,20 @@ uint64_t BinaryReport::string_id(const std::string& text) {
 }
 
 void BinaryReport::load_class(const ClassInfo& info, jobjectID class_id) {
+  event(0, /*droppable=*/false, [this, info, class_id] {
+    if (writer_) write_load_class(info, class_id);
+  });
+}
+
+void BinaryReport::write_load_class(const ClassInfo& info, jobjectID class_id) {
+  // Once per connection: a frame may have announced it first (see write_traces).
+  if (!announced_.insert(info.serial).second) return;
   hprof::LoadClass r;
   r.class_serial = info.serial;
   r.class_id = id_of(class_id);
   r.trace_serial = info.load_trace != 0 ? info.load_trace : kEmptyTraceSerial;
-  event(0, /*droppable=*/false, [this, r, name = info.name]() mutable {
-    if (!writer_) return;
-    r.name_id = string_id(name);
-    writer_->load_class(r);
-  });
+  r.name_id = string_id(info.name);
+  writer_->load_class(r);
 }
 
 void BinaryReport::unload_class(unsigned serial) {
@@ -212,7 +259,10 @@ void BinaryReport::end_thread(unsigned serial) {
 
 void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
   Hold hold(*this);
-  if (!writer_) return;
+  if (writer_) write_traces(classes, traces);
+}
+
+void BinaryReport::write_traces(const ClassTable& classes, TraceTable& traces) {
   for (const TraceInfo& t : traces.take_unwritten()) {
     hprof::StackTrace st;
     st.trace_serial = t.serial;
@@ -235,6 +285,10 @@ void BinaryReport::traces(const ClassTable& classes, TraceTable& traces) {
         frame.signature_id = string_id(m.signature);
         frame.source_file_id = m.source.empty() ? 0 : string_id(m.source);
         frame.class_serial = classes.serial_of(m.class_id);
+        // A class whose LOAD CLASS is still deferred (its loading thread found the lock taken)
+        // or was dropped with a lost connection: announced before the frame that names it.
+        if (frame.class_serial != 0 && announced_.count(frame.class_serial) == 0)
+          write_load_class(classes.find(m.class_id), m.class_id);
         frame.line = f.line;
         writer_->stack_frame(frame);
       }

@@ -8,6 +8,10 @@
 // deferred: it is queued here and written by whoever holds the lock when it lets go, in order.
 // Drops (Output) are written as a DROPPED note: a UTF8 record with the reserved name id
 // kDropsNoteId that no other record names, so every reader skips it.
+//
+// net= with period=: a new connection must stand on its own, so its hello replays the header and
+// every record later records refer to, from what the profile holds (the names, the class table,
+// the trace table), not from a copy of the bytes sent: memory stays what the profile needs.
 #pragma once
 
 #include <hprof_format.h>
@@ -21,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "allocation_sites.h"
@@ -61,6 +66,12 @@ class BinaryReport {
   void end_thread(unsigned serial);
   // STACK FRAME and STACK TRACE records for the traces not yet written.
   void traces(const ClassTable& classes, TraceTable& traces);
+  // A new connection's hello (inside `hello`, on its thread): the header and CONTROL SETTINGS,
+  // every UTF8 name so far, LOAD CLASS (and UNLOAD CLASS) for every class, STACK FRAME and STACK
+  // TRACE for every trace, the IDENTITY note `identity`, the events kept while the front end was
+  // away, then (when the lock is let go) deferred events and the DROPPED note.
+  void hello(const ClassTable& classes, TraceTable& traces, const std::string& identity,
+             Output::HelloScope& hello);
   void alloc_sites(const ClassTable& classes, const std::vector<Site>& sites,
                    const SiteCounts& totals, double cutoff, bool by_allocated);
   void heap_summary(const SiteCounts& totals);
@@ -99,6 +110,9 @@ class BinaryReport {
   // when events were deferred meanwhile and nobody else holds it.
   void release(std::unique_lock<std::recursive_mutex>& lock);
   void write_deferred_and_note();
+  void write_traces(const ClassTable& classes, TraceTable& traces);  // the lock held
+  void write_load_class(const ClassInfo& info, jobjectID class_id);  // the lock held
+  hprof::WriterOptions writer_options() const;
 
   class HeapDump;
   class Hold;
@@ -106,6 +120,7 @@ class BinaryReport {
   Output* output_ = nullptr;  // set by begin(), before any event can come
   struct Deferred {
     size_t bytes;
+    bool keep;  // admitted to be kept for the next connection (Output::keeping_event)
     std::function<void()> write;
   };
   std::mutex deferred_mutex_;
@@ -119,7 +134,10 @@ class BinaryReport {
   std::unique_ptr<hprof::BinaryWriter> writer_;
   std::unordered_map<std::string, uint64_t> strings_;
   std::unordered_map<std::string, uint64_t> frames_;  // by method and line
+  std::unordered_set<unsigned> announced_;  // class serials with a LOAD CLASS on this connection
   uint64_t next_id_ = 1;
+  uint32_t settings_flags_ = 0;  // CONTROL SETTINGS, repeated in each hello
+  uint16_t settings_depth_ = 0;
 };
 
 }  // namespace hprof::agent

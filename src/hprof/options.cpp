@@ -393,6 +393,9 @@ Notes
   - period=10: every 10 s a PERIOD block carries what the period added (CPU samples or
     cpu=times costs, allocation sites, monitor contention), with its start and end times;
     format=b puts it in a record JDK 8's readers skip. The cumulative reports stay as they are.
+    With net=, a collector that goes away is reconnected (backoff up to 10 s); each new
+    connection starts with what it needs to stand alone, then the thread start/end and WAIT
+    events of the outage (up to netqueue= bytes; beyond that dropped and counted).
   - label=service=checkout;env=prod names the JVM for the front end, after the labels of the
     environment variable HPROF_LABELS (same syntax); the stream starts with the JVM's identity
     (pid, host, main class or jar, JVM version, start time) and these labels.

@@ -133,10 +133,10 @@ bool Output::open(const Options& options, std::string& error) {
     port_ = options.net_port;
     if (!prepare_net(options, error)) return false;
     name_ = options.net_host + ":" + std::to_string(options.net_port);
-    // A stream that reconnects (period=, format=a) does so from the start, also when the
+    // A stream that reconnects (period=, either format) does so from the start, also when the
     // collector drops it before the period writer has set its hello (a refused token), and
     // waits for a collector that is not there yet or cannot be trusted: the program runs on.
-    const bool reconnects = options.period_seconds > 0 && !options.binary;
+    const bool reconnects = options.period_seconds > 0;
     const int fd = connect_once(error);
     if (fd >= 0) {
       fd_ = socket_ = fd;
@@ -173,8 +173,10 @@ bool Output::open(const Options& options, std::string& error) {
 }
 
 namespace {
-thread_local bool t_in_event = false;  // this thread is writing an admitted event: never wait
-thread_local bool t_hello = false;     // this thread is writing a new connection's hello
+thread_local bool t_in_event = false;   // this thread is writing an admitted event: never wait
+thread_local bool t_hello = false;      // this thread is writing a new connection's hello
+thread_local uint64_t t_hello_for = 0;  // that connection's number (connections_)
+thread_local bool t_keep = false;       // this thread's event is kept for the next connection
 }  // namespace
 
 Output::~Output() {
@@ -191,6 +193,12 @@ void Output::write_locked(const void* data, size_t size) {
   }
 }
 
+bool Output::hello_writer_locked() const {
+  // A hello is for the connection it began on: if that one went and another came meanwhile, the
+  // rest of it must not land at the start of the new stream (which waits for a hello of its own).
+  return t_hello && link_ == Link::kHello && t_hello_for == connections_;
+}
+
 template <typename Done>
 bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   // The stall is counted from the last byte sent or from the start of this wait, whichever is
@@ -200,7 +208,7 @@ bool Output::wait_with_progress(std::unique_lock<std::mutex>& lock, Done done) {
   ++waiting_writers_;
   while (!done()) {
     const auto deadline = std::max(last_progress_, start) + kStallLimit;
-    if (failed_ || given_up_ || (link_ != Link::kUp && !t_hello) ||
+    if (failed_ || given_up_ || (link_ != Link::kUp && !hello_writer_locked()) ||
         std::chrono::steady_clock::now() >= deadline) {
       ok = false;
       break;
@@ -239,7 +247,12 @@ void Output::lose_connection_locked(const char* why) {
 
 // Appends to the queue, waiting for room: only the agent's own threads (reports) come here.
 void Output::queue_locked(std::unique_lock<std::mutex>& lock, const void* data, size_t size) {
-  if (failed_ || given_up_ || (link_ != Link::kUp && !(t_hello && link_ == Link::kHello))) {
+  if (!failed_ && !given_up_ && t_keep && link_ != Link::kUp && !hello_writer_locked()) {
+    // Admitted while the front end is away: whole (a binary record comes in two writes).
+    kept_.append(static_cast<const char*>(data), size);
+    return;
+  }
+  if (failed_ || given_up_ || (link_ != Link::kUp && !hello_writer_locked())) {
     drops_.bytes += size;
     return;
   }
@@ -259,6 +272,19 @@ Output::EventScope::EventScope(Output& output, size_t bytes, bool droppable)
 
 Output::EventScope::~EventScope() {
   t_in_event = false;
+  t_keep = false;
+}
+
+bool Output::keeping_event() {
+  return t_keep;
+}
+
+Output::KeepScope::KeepScope(bool keep) : previous_(t_keep) {
+  t_keep = keep;
+}
+
+Output::KeepScope::~KeepScope() {
+  t_keep = previous_;
 }
 
 // format=a: a DROPPED line with the running totals, once per change; the front end shows it.
@@ -275,6 +301,7 @@ void Output::note_drops_locked() {
 }
 
 bool Output::admit_event(size_t bytes, bool droppable) {
+  t_keep = false;
   if (!net_) return true;
   std::lock_guard lock(mutex_);
   if (!failed_ && !given_up_ && link_ == Link::kUp &&
@@ -283,9 +310,36 @@ bool Output::admit_event(size_t bytes, bool droppable) {
     note_drops_locked();
     return true;
   }
+  if (!failed_ && !given_up_ && link_ != Link::kUp) {
+    // Reconnecting: a class load is written nowhere now (the hello replays every class); a
+    // droppable event is kept for the next connection while the kept ones fit in netqueue=.
+    if (!droppable) return true;
+    if (std::max(kept_admitted_, kept_.size()) + bytes <= capacity_) {
+      kept_admitted_ += bytes;
+      ++kept_count_;
+      t_keep = true;
+      return true;
+    }
+  }
   ++drops_.events;
   drops_.bytes += bytes;
   return false;
+}
+
+void Output::send_kept_locked() {
+  if (link_ != Link::kHello) return;
+  if (!kept_.empty()) {
+    queue_.append(kept_);
+    queued_.notify_one();
+  }
+  kept_.clear();
+  kept_admitted_ = 0;
+  kept_count_ = 0;
+}
+
+Output::Drops Output::kept_events() {
+  std::lock_guard lock(mutex_);
+  return {kept_count_, kept_.size()};
 }
 
 bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
@@ -316,6 +370,8 @@ bool Output::reconnect(std::unique_lock<std::mutex>& lock) {
                    connections_ == 1 ? "connected to" : "reconnected to", name_.c_str(),
                    static_cast<unsigned long long>(attempts));
       link_ = on_reconnect_ ? Link::kHello : Link::kUp;
+      // The new stream's DROPPED note (after its hello) carries the running totals again.
+      noted_ = {};
       if (on_reconnect_) {
         auto handler = on_reconnect_;
         lock.unlock();
@@ -413,18 +469,28 @@ Output::HelloScope::HelloScope(Output& output) : output_(output) {
   std::lock_guard lock(output.mutex_);
   active_ = output.link_ == Link::kHello;
   t_hello = active_;
+  t_hello_for = output.connections_;
 }
 
 Output::HelloScope::~HelloScope() {
   done();
 }
 
+void Output::HelloScope::send_kept_events() {
+  if (!active_) return;
+  std::lock_guard lock(output_.mutex_);
+  if (output_.hello_writer_locked()) output_.send_kept_locked();
+}
+
 void Output::HelloScope::done() {
   if (!active_) return;
+  std::lock_guard lock(output_.mutex_);
+  // Gone again before its hello was written (and maybe another connection waits for its own).
+  const bool current = output_.hello_writer_locked();
   active_ = false;
   t_hello = false;
-  std::lock_guard lock(output_.mutex_);
-  if (output_.link_ != Link::kHello) return;  // gone again before its hello was written
+  if (!current) return;
+  output_.send_kept_locked();
   output_.link_ = Link::kUp;
   // What was dropped while the front end was away, as the text stream's first word after the
   // hello (format=b: the binary report's note, as for any drops).
@@ -533,6 +599,14 @@ void Output::close() {
       link_changed_.notify_all();
     }
     if (writer_.joinable()) writer_.join();
+    {
+      // Events kept for a connection that never came.
+      std::lock_guard lock(mutex_);
+      drops_.events += kept_count_;
+      drops_.bytes += kept_.size();
+      kept_.clear();
+      kept_count_ = 0;
+    }
     const Drops d = drops();
     if (d.events != 0 || d.bytes != 0) {
       std::fprintf(stderr,

@@ -11,16 +11,17 @@
 //
 // net= with period=: a front end that goes away (closed, reset, stalled for kStallLimit) is
 // reconnected with capped exponential backoff (kRetryFirst doubling to kRetryCap). Meanwhile
-// nothing waits and nothing is queued: every write is dropped and counted (the period writer keeps
-// its counters instead, so the first period after the reconnect covers the outage). A new
-// connection first gets a hello (header, identity, traces: the new stream must stand alone),
-// written by the thread the reconnect handler wakes, inside a HelloScope; other writes are
-// dropped until it ends.
+// nothing waits: events (thread start/end, WAIT lines) are kept, up to netqueue= bytes, and sent
+// after the next hello; beyond that, and everything else, is dropped and counted (the period
+// writer keeps its counters instead, so the first period after the reconnect covers the outage).
+// A new connection first gets a hello (header, identity, what later records refer to: the new
+// stream must stand alone), written by the thread the reconnect handler wakes, inside a
+// HelloScope; other writes are dropped (or kept, for events) until it ends.
 //
 // nettls= / nettoken=: every connection (the first and each reconnect) makes its TLS handshake
 // and sends its token before anything else; TLS runs under the same socket interface (see
 // tls::Pipe), so a TLS collector that reads slowly fills the queue exactly as a TCP one does.
-// With period= (format=a) a first connection that fails is retried like a lost one.
+// With period= a first connection that fails is retried like a lost one.
 #pragma once
 
 #include <atomic>
@@ -61,7 +62,10 @@ class Output {
   // An event written from a Java thread: while in scope, this thread's writes never wait. A
   // droppable event is refused (counted as dropped with `bytes`) while the queue is full and the
   // caller then writes nothing; one that later records depend on (a class load) is always
-  // admitted, over the limit if need be (bounded by the number of classes).
+  // admitted, over the limit if need be (bounded by the number of classes). While a reconnecting
+  // stream is down, a droppable event is admitted if the events kept so far and its `bytes` fit
+  // in netqueue=, and its writes are kept for the next connection (a class load is written nowhere:
+  // the hello replays it).
   class EventScope {
    public:
     EventScope(Output& output, size_t bytes, bool droppable = true);
@@ -72,6 +76,21 @@ class Output {
 
    private:
     bool admitted_;
+  };
+  // Whether this thread's event was admitted to be kept for the next connection (the binary
+  // report's deferred events carry it to the thread that writes them).
+  static bool keeping_event();
+  // While in scope, this thread's writes are those of an event kept (or not) for the next
+  // connection; the previous state comes back at its end.
+  class KeepScope {
+   public:
+    explicit KeepScope(bool keep);
+    ~KeepScope();
+    KeepScope(const KeepScope&) = delete;
+    KeepScope& operator=(const KeepScope&) = delete;
+
+   private:
+    bool previous_;
   };
   void flush();
   // Writes what is buffered, without syncing the file (net=: waits until it has been sent).
@@ -95,6 +114,8 @@ class Output {
   bool link_up();
   // Connections made (1 after the first; each reconnect adds one).
   uint64_t connections();
+  // Events kept for the next connection right now (tests).
+  Drops kept_events();
   // While in scope on the hello writer's thread, its writes go to a connection awaiting its hello;
   // done() lets everyone else write again.
   class HelloScope {
@@ -105,6 +126,9 @@ class Output {
     HelloScope& operator=(const HelloScope&) = delete;
     // False if the connection is not awaiting a hello (it went away again, or no reconnect).
     bool active() const { return active_; }
+    // Sends the events kept while the front end was away (after the records they refer to);
+    // done() does it too, if not done yet.
+    void send_kept_events();
     void done();
 
    private:
@@ -146,6 +170,8 @@ class Output {
   // Reconnects with backoff until connected (true) or closing (false); called without mutex_.
   bool reconnect(std::unique_lock<std::mutex>& lock);
   bool admit_event(size_t bytes, bool droppable);
+  void send_kept_locked();
+  bool hello_writer_locked() const;  // this thread writes the hello the link waits for
   void note_drops_locked();
   void writer_main();
   size_t pending_locked() const { return queue_.size() + in_flight_; }
@@ -189,6 +215,11 @@ class Output {
   uint64_t connections_ = 0;
   std::atomic<bool> closing_now_{false};  // closing_, for connect_once (no lock held)
   std::condition_variable link_changed_;  // to the listener: a new connection is up
+  // Events kept while the link is not up, sent after the next hello; at most capacity_ bytes
+  // (by the admitted events' sizes, or the bytes written, whichever is more).
+  std::string kept_;
+  size_t kept_admitted_ = 0;  // the sizes the kept events were admitted with
+  uint64_t kept_count_ = 0;
 };
 
 }  // namespace hprof::agent

@@ -123,10 +123,8 @@ class PeriodWriter {
     const Options& o = p.options;
     sections_ = {o.cpu_samples(), o.cpu == CpuMode::kTimes, o.alloc_sites, o.monitor};
     start_ms_ = wall_ms();
-    // format=a: a front end that goes away is reconnected; the new stream gets a hello. (format=b
-    // would need every class, frame and trace record again, which the binary report cannot yet
-    // replay: there the connection is given up as without period=.)
-    if (o.net() && !o.binary) {
+    // A front end that goes away is reconnected; the new stream gets a hello.
+    if (o.net()) {
       p.output.enable_reconnect([this] {
         {
           std::lock_guard lock(mutex_);
@@ -151,6 +149,9 @@ class PeriodWriter {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    // A connection made just before the exit still gets its hello, so that the last period and
+    // the reports at exit reach it.
+    write_hello();
     write();
   }
 
@@ -196,12 +197,21 @@ class PeriodWriter {
   }
 
   // A new connection's first bytes: the header, the identity with the connection's number, and
-  // every trace so far (the periods to come name them), so the new stream stands alone.
+  // every trace so far (the periods to come name them), so the new stream stands alone; format=b
+  // also every name, class and frame record those refer to (BinaryReport::hello).
   void write_hello() {
     Profile& p = profile();
     std::lock_guard section(p.output.section_mutex());
     Output::HelloScope hello(p.output);
     if (!hello.active()) return;
+    if (p.options.binary) {
+      p.binary.hello(
+          p.classes, p.traces,
+          remembered_identity() + " connection=" + std::to_string(p.output.connections()), hello);
+      p.binary.flush();
+      hello.done();
+      return;
+    }
     p.output.write(text::header());
     if (!remembered_identity().empty()) {
       p.output.write(remembered_identity() +

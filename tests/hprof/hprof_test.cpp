@@ -70,13 +70,15 @@ std::vector<std::string> LinesOutsideHelp(const std::string& text, const std::st
   return out;
 }
 
-LoopbackReceiver::LoopbackReceiver() {
+LoopbackReceiver::LoopbackReceiver(int port) {
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::runtime_error("socket failed");
+  const int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       listen(listen_fd_, 4) != 0) {
     throw std::runtime_error("bind/listen failed");

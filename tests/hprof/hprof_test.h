@@ -49,7 +49,8 @@ std::vector<std::string> LinesOutsideHelp(const std::string& text, const std::st
 // A loopback TCP listener on an ephemeral port; accept_all() reads one connection to EOF.
 class LoopbackReceiver {
  public:
-  LoopbackReceiver();
+  // Listens on 127.0.0.1:port (0: any free port).
+  explicit LoopbackReceiver(int port = 0);
   ~LoopbackReceiver();
   int port() const { return port_; }
   // Accepts one connection (waits up to `seconds`); false if none came.

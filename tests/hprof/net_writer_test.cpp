@@ -6,6 +6,7 @@
 // returned while that report was still waiting; then the front end reads, and the stream shows
 // the deferred class load after the report, whole and readable. The same over TLS with a token:
 // a TLS connection that takes nothing fills up and the report waits as on TCP, never the events.
+// And with period=, while no collector listens: events kept up to netqueue=, sent after the hello.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -33,11 +34,14 @@ using namespace std::chrono_literals;
 // A loopback listener whose connection is not read until the test says so.
 class StalledPeer {
  public:
-  StalledPeer() {
+  explicit StalledPeer(int port = 0) {
     listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    ::setsockopt(listen_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
     socklen_t len = sizeof a;
     if (::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         ::listen(listen_, 1) != 0 ||
@@ -123,6 +127,57 @@ class TlsStalledPeer {
 
 template <typename Peer>
 void ReportWaitsEventsDoNot(Peer& peer, Options& options);
+
+// period=: while no collector listens, events are kept as long as they fit in netqueue= (4096
+// bytes here, events of 100 bytes: 40 of them), the rest are dropped and counted, and nothing
+// waits; the next connection gets its hello first, then the kept events in order, then the
+// DROPPED line with the totals.
+TEST(NetWriter, EventsWhileAwayAreKeptUpToNetqueueAndSentAfterTheHello) {
+  int port = 0;
+  {
+    StalledPeer probe;  // a free port, closed again: nobody listens when the output opens
+    port = probe.port();
+  }
+  Options options;
+  options.net_host = "127.0.0.1";
+  options.net_port = port;
+  options.period_seconds = 1;
+  options.net_queue_bytes = 4096;
+  Output out;
+  std::string error;
+  ASSERT_TRUE(out.open(options, error)) << error;
+  std::atomic<bool> reconnected{false};
+  out.enable_reconnect([&] { reconnected = true; });
+  std::string kept;
+  for (int i = 0; i < 100; ++i) {
+    std::string line = "EVENT " + std::to_string(i) + " ";
+    line.resize(99, 'x');
+    line += '\n';
+    Output::EventScope event(out, line.size());
+    if (!event.admitted()) continue;
+    out.write(line);
+    kept += line;
+  }
+  EXPECT_EQ(kept.size(), 4000u);
+  EXPECT_EQ(out.kept_events().events, 40u);
+  EXPECT_EQ(out.kept_events().bytes, 4000u);
+  EXPECT_EQ(out.drops().events, 60u);
+  StalledPeer peer(port);
+  peer.accept();  // the writer's next attempt (backoff: well under a second here)
+  for (int i = 0; i < 3000 && !reconnected; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(reconnected);
+  {
+    Output::HelloScope hello(out);
+    ASSERT_TRUE(hello.active());
+    out.write("HELLO\n");
+    hello.done();
+  }
+  EXPECT_EQ(out.kept_events().events, 0u);
+  out.close();
+  EXPECT_EQ(
+      peer.read_all(),
+      "HELLO\n" + kept + "DROPPED: 60 events (6000 bytes) while the front end was not reading\n");
+}
 
 TEST(NetWriter, EventsDoNotWaitForAReportWaitingForRoom) {
   StalledPeer peer;

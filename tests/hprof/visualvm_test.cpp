@@ -282,6 +282,37 @@ TEST_P(VisualVmTest, StalledNetStreamWithDropNotesOpens) {
       << "VisualVM did not read the heap dump";
 }
 
+// A format=b stream with period= whose collector went away and came back: the new connection
+// repeats the header, every name, class, frame and trace, and adds IDENTITY, PERIOD and DROPPED
+// notes; saved as the second collector received it (through the heap dump at exit), VisualVM's
+// heap library opens it as a file of its own and counts the planted heap.
+TEST_P(VisualVmTest, ReconnectedNetStreamOpens) {
+  const int port = ClosedPort();
+  auto first = std::make_unique<LoopbackReceiver>(port);
+  Counts histogram;
+  auto jvm =
+      Start("heap=dump,format=b,period=1,net=127.0.0.1:" + std::to_string(port), 0, &histogram);
+  ASSERT_NE(jvm, nullptr);
+  ASSERT_TRUE(first->accept_one(60)) << "HPROF did not connect\n" << jvm->wait().describe();
+  first.reset();  // the collector goes away; the agent says so and retries
+  ASSERT_TRUE(jvm->wait_until([&] {
+    return jvm->stderr_so_far().find("reconnecting") != std::string::npos;
+  })) << jvm->wait().describe();
+  LoopbackReceiver second(port);
+  ASSERT_TRUE(second.accept_one(60)) << "HPROF did not reconnect\n" << jvm->wait().describe();
+  jvm->write_stdin("go\n");
+  const std::string bytes = second.read_to_eof(*jvm);
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+  EXPECT_NE(bytes.find(" connection="), std::string::npos) << "no IDENTITY note of a reconnect";
+  const std::string file = path("reconnected.hprof");
+  FILE* out = std::fopen(file.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), out), bytes.size());
+  std::fclose(out);
+  ExpectSameHeap(histogram, VisualVmCountsOf(file), 0);
+}
+
 INSTANTIATE_FOR_JDKS(VisualVmTest);
 
 }  // namespace

@@ -9,17 +9,26 @@
 // (jvmprof::Session), which is stopped and its port closed and re-opened three times while the
 // program runs; every new connection carries the JVM's identity (the same pid, its connection
 // number) and periods, and the program's output and exit code are those of an undisturbed run.
+// With format=b the test is the collector itself: each connection's bytes must stand alone (every
+// name, class, frame and trace a record names was sent on that connection, before it is named),
+// and the periods of all connections follow each other without a gap. Events made while no
+// collector listens arrive after the reconnect when they fit in netqueue=, else are counted.
 #include <arpa/inet.h>
+#include <hprof_format.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -219,7 +228,11 @@ class CollectorPort {
       throw std::runtime_error("cannot listen on 127.0.0.1:" + std::to_string(port));
     port_ = ntohs(a.sin_port);
   }
-  ~CollectorPort() { ::close(fd_); }
+  ~CollectorPort() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
   int port() const { return port_; }
   // The next agent's connection, or -1 if the JVM ended first.
   int accept_from(JavaProcess& jvm) {
@@ -313,6 +326,344 @@ TEST_P(ReconnectJvmTest, CollectorRestartedThreeTimesGetsIdentityAndPeriodsEachT
 }
 
 INSTANTIATE_FOR_JDKS(ReconnectJvmTest);
+
+// One agent connection as a collector gets it, read on a thread of its own: its bytes kept, and
+// fed as they come to the profiles library's StreamReader (as jvmprof serve reads them). After
+// `stop_after` periods (0: never) it goes away at once, as a restarted collector does: first
+// `go_away` (which closes the listening port, so the agent cannot reconnect to it), then the
+// connection.
+class CollectorConnection {
+ public:
+  CollectorConnection(int fd, size_t stop_after, std::function<void()> go_away)
+      : fd_(fd), stop_after_(stop_after), go_away_(std::move(go_away)), reader_("connection") {
+    reader_.on_period([this](const profiles::PeriodDelta& d) { periods_.push_back(d); });
+    thread_ = std::thread([this] { run(); });
+  }
+  ~CollectorConnection() { join(); }
+  // Whether it has gone away or the agent closed it.
+  bool ended() const { return ended_; }
+  size_t periods_so_far() const { return period_count_; }
+  // Waits for the end (the agent's close, or stop_after periods).
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // After join():
+  const std::string& bytes() const { return bytes_; }
+  const std::vector<profiles::PeriodDelta>& periods() const { return periods_; }
+  const profiles::JavaProfile& profile() const { return reader_.profile(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  void run() {
+    char buffer[65536];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      bytes_.append(buffer, static_cast<size_t>(n));
+      try {
+        reader_.feed(std::string_view(buffer, static_cast<size_t>(n)));
+      } catch (const profiles::ProfileError& e) {
+        error_ = e.what();
+        break;
+      }
+      period_count_ = periods_.size();
+      if (stop_after_ != 0 && periods_.size() >= stop_after_) {
+        go_away_();
+        ::close(fd_);
+        fd_ = -1;
+        ended_ = true;
+        return;
+      }
+    }
+    try {
+      reader_.finish();
+    } catch (const profiles::ProfileError& e) {
+      if (error_.empty()) error_ = e.what();
+    }
+    ::close(fd_);
+    fd_ = -1;
+    ended_ = true;
+  }
+
+  int fd_;
+  const size_t stop_after_;
+  std::function<void()> go_away_;
+  profiles::StreamReader reader_;
+  std::string bytes_;
+  std::vector<profiles::PeriodDelta> periods_;
+  std::string error_;
+  std::atomic<size_t> period_count_{0};
+  std::atomic<bool> ended_{false};
+  std::thread thread_;
+};
+
+// Checks that a format=b connection stands alone (with the formats library's parser, which reads
+// every record, where the profiles library keeps only what it shows): every name id, class serial,
+// frame id and trace serial a record (or a PERIOD note's row) names was defined by a record earlier
+// on it. Lists the first problems; "" when there are none. Thread serials are not checked: a
+// connection does not repeat the THREAD START records of threads started before it
+// (docs/jvmprof-serve.md).
+class StandAloneCheck : public hprof::Visitor {
+ public:
+  // `whole`: the agent closed the connection (else the collector cut it, maybe inside a record,
+  // and only the complete records are checked).
+  static std::string Of(const std::string& bytes, bool whole) {
+    StandAloneCheck check;
+    try {
+      hprof::StreamParser parser(check, "connection");
+      parser.feed(bytes.data(), bytes.size());
+      if (whole) parser.finish();
+    } catch (const std::exception& e) {
+      check.Problem(e.what());
+    }
+    return check.problems_;
+  }
+
+ private:
+  void Problem(const std::string& what) {
+    if (++count_ <= 10) problems_ += what + "\n";
+  }
+  void Name(hprof::Id id, const char* where) {
+    if (id != 0 && names_.count(id) == 0)
+      Problem(std::string(where) + " names unknown name id " + std::to_string(id));
+  }
+  void Trace(uint32_t serial, const char* where) {
+    if (traces_.count(serial) == 0)
+      Problem(std::string(where) + " names unknown trace " + std::to_string(serial));
+  }
+  void on_utf8(const hprof::Utf8& r) override {
+    names_.insert(r.id);
+    if (r.id != ~uint64_t{3}) return;  // the PERIOD note
+    profiles::PeriodDelta d;
+    std::string why;
+    if (!profiles::parse_period(r.text, d, why)) return Problem("PERIOD note: " + why);
+    ++periods_;
+    const auto& cpu = d.cpu_samples ? d.cpu_samples : d.cpu_time;
+    if (cpu)
+      for (const auto& row : cpu->rows) Trace(row.trace, "a PERIOD row");
+    if (d.sites)
+      for (const auto& site : *d.sites) Trace(site.trace, "a PERIOD site");
+  }
+  void on_load_class(const hprof::LoadClass& r) override {
+    Name(r.name_id, "LOAD CLASS");
+    classes_.insert(r.class_serial);
+  }
+  void on_stack_frame(const hprof::StackFrame& r) override {
+    Name(r.method_name_id, "STACK FRAME");
+    Name(r.signature_id, "STACK FRAME");
+    Name(r.source_file_id, "STACK FRAME");
+    // Class serial 0 names no class (HPROF's frames of no loaded class).
+    if (r.class_serial != 0 && classes_.count(r.class_serial) == 0)
+      Problem("STACK FRAME names unknown class " + std::to_string(r.class_serial));
+    frames_.insert(r.frame_id);
+  }
+  void on_stack_trace(const hprof::StackTrace& r) override {
+    for (hprof::Id f : r.frame_ids)
+      if (frames_.count(f) == 0) Problem("STACK TRACE names unknown frame " + std::to_string(f));
+    traces_.insert(r.trace_serial);
+  }
+  void on_start_thread(const hprof::StartThread& r) override {
+    Name(r.name_id, "START THREAD");
+    Name(r.group_name_id, "START THREAD");
+    Name(r.parent_group_name_id, "START THREAD");
+  }
+  void on_cpu_samples(const hprof::CpuSamples& r) override {
+    for (const auto& s : r.traces) Trace(s.trace_serial, "CPU SAMPLES");
+  }
+  void on_alloc_sites(const hprof::AllocSites& r) override {
+    for (const auto& s : r.sites) {
+      Trace(s.trace_serial, "ALLOC SITES");
+      if (s.class_serial != 0 && classes_.count(s.class_serial) == 0)
+        Problem("ALLOC SITES names unknown class " + std::to_string(s.class_serial));
+    }
+  }
+
+  std::set<hprof::Id> names_, frames_;
+  std::set<uint32_t> classes_, traces_;
+  size_t periods_ = 0;
+  size_t count_ = 0;
+  std::string problems_;
+};
+
+class BinaryReconnectJvmTest : public HprofTest {};
+
+// format=b: the collector is not there when the JVM starts (the agent retries, the program runs),
+// then it is restarted three times; each connection must stand alone and carry the identity and
+// its number, and the periods of all connections follow each other: no period lost, none repeated.
+TEST_P(BinaryReconnectJvmTest, CollectorRestartedThreeTimesEachConnectionStandsAlone) {
+  const int number = CollectorPort().port();  // free now; nobody listens when the JVM starts
+  JavaCommand command =
+      Command("cpu=samples,heap=sites,format=b,period=1,label=service=checkout,net=127.0.0.1:" +
+                  std::to_string(number),
+              "hproftest.PeriodicWork", {"-"});
+  JavaProcess jvm(jdk(), command, dir().path());
+  ASSERT_TRUE(jvm.wait_until([&] {
+    return jvm.stderr_so_far().find("retrying") != std::string::npos;
+  })) << jvm.stderr_so_far();
+  std::vector<profiles::PeriodDelta> all;
+  for (int connection = 1; connection <= 4; ++connection) {
+    auto port = std::make_unique<CollectorPort>(number);
+    const int fd = port->accept_from(jvm);
+    ASSERT_GE(fd, 0) << "connection " << connection << ": the JVM ended before it connected\n"
+                     << jvm.stderr_so_far();
+    // Two periods, then away (right after the second one has arrived: the next is due a period
+    // later, and the agent sees the close within that second, so no period is sent into a closed
+    // connection unless the agent's listener thread is held up for a whole second).
+    const bool last = connection == 4;
+    CollectorConnection collector(fd, last ? 0 : 2, [&port] { port->close(); });
+    if (last) {
+      ASSERT_TRUE(jvm.wait_until([&] { return collector.periods_so_far() >= 2; }))
+          << jvm.stderr_so_far();
+      jvm.write_stdin("stop\n");
+      const RunResult r = jvm.wait();
+      EXPECT_TRUE(r.exited(0)) << r.describe();
+      EXPECT_NE(r.out.find("PERIODIC rounds="), std::string::npos) << r.describe();
+      EXPECT_EQ(r.out.find("hprof"), std::string::npos) << r.describe();
+    } else {
+      ASSERT_TRUE(jvm.wait_until([&] { return collector.ended(); }))
+          << "connection " << connection << ": " << jvm.stderr_so_far();
+    }
+    collector.join();
+    EXPECT_EQ(collector.error(), "") << "connection " << connection;
+    const profiles::JavaProfile& p = collector.profile();
+    ASSERT_FALSE(p.agent_identity.empty()) << "connection " << connection;
+    EXPECT_EQ(p.agent_identity.at("pid"), std::to_string(jvm.pid()));
+    EXPECT_EQ(p.agent_labels.at("service"), "checkout");
+    // The first connection the agent made is the first we accepted: nobody listened before.
+    if (connection == 1) {
+      EXPECT_EQ(p.agent_identity.at("connection"), "1");
+    } else {
+      EXPECT_GE(std::stoi(p.agent_identity.at("connection")), connection);
+    }
+    EXPECT_EQ(StandAloneCheck::Of(collector.bytes(), last), "") << "connection " << connection;
+    // The traces the periods name resolve in the profile read from this connection alone.
+    for (const auto& d : collector.periods()) {
+      if (!d.cpu_samples) continue;
+      for (const auto& row : d.cpu_samples->rows) {
+        const profiles::Trace* t = p.trace(row.trace);
+        ASSERT_NE(t, nullptr) << "trace " << row.trace;
+        // (A frame of no loaded class reads "<unknown class>.<in VM code>...": class serial 0.)
+        for (const auto& f : t->frames) {
+          EXPECT_NE(f.method, "<unknown frame>");
+          EXPECT_FALSE(f.method.ends_with(".")) << f.method;
+        }
+      }
+    }
+    EXPECT_GE(collector.periods().size(), 2u) << "connection " << connection;
+    all.insert(all.end(), collector.periods().begin(), collector.periods().end());
+    if (last) {
+      EXPECT_TRUE(p.cpu_samples.has_value());  // the report at exit
+    }
+  }
+  // No gap: numbered from 1 without a hole, each starting where the one before ended.
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].seq, i + 1);
+    if (i > 0) {
+      EXPECT_EQ(all[i].start_ms, all[i - 1].end_ms) << "period " << all[i].seq;
+    }
+  }
+}
+
+INSTANTIATE_FOR_JDKS(BinaryReconnectJvmTest);
+
+// Events made while no collector listens (200 threads started and ended): kept and sent after the
+// reconnect's hello when they fit in netqueue=, else dropped and counted. In both formats.
+class OutageEventsJvmTest : public HprofTest {
+ protected:
+  struct Seen {
+    size_t starts = 0, ends = 0;  // of the Outage-* threads, on the connection after the outage
+    uint64_t dropped = 0;         // the running total of dropped events it reports
+    size_t on_first = 0;          // Outage-* threads on the connection before it
+  };
+
+  Seen RunOutage(const std::string& options) {
+    Seen seen;
+    auto port = std::make_unique<CollectorPort>();
+    const int number = port->port();
+    JavaProcess jvm(
+        jdk(),
+        Command(options + ",cpu=samples,period=1,net=127.0.0.1:" + std::to_string(number),
+                "hproftest.PeriodicWork", {"-"}),
+        dir().path());
+    int fd = port->accept_from(jvm);
+    EXPECT_GE(fd, 0) << jvm.stderr_so_far();
+    if (fd < 0) return seen;
+    CollectorConnection first(fd, 1, [&port] { port->close(); });
+    EXPECT_TRUE(jvm.wait_until([&] { return first.ended(); })) << jvm.stderr_so_far();
+    first.join();
+    // The agent has seen the collector go; the threads come while nobody listens.
+    EXPECT_TRUE(jvm.wait_until([&] {
+      return jvm.stderr_so_far().find("reconnecting") != std::string::npos;
+    })) << jvm.stderr_so_far();
+    jvm.write_stdin("threads 200\n");
+    EXPECT_TRUE(jvm.wait_for_stdout("THREADS 200")) << jvm.stderr_so_far();
+    port = std::make_unique<CollectorPort>(number);
+    fd = port->accept_from(jvm);
+    EXPECT_GE(fd, 0) << jvm.stderr_so_far();
+    if (fd < 0) return seen;
+    {
+      // The kept events come right after the hello, before the first period.
+      CollectorConnection second(fd, 1, [&port] { port->close(); });
+      EXPECT_TRUE(jvm.wait_until([&] { return second.ended(); })) << jvm.stderr_so_far();
+      second.join();
+      EXPECT_EQ(second.error(), "");
+      for (const auto& [serial, t] : second.profile().threads) {
+        if (!t.name.starts_with("Outage-")) continue;
+        ++seen.starts;
+        if (t.ended) ++seen.ends;
+      }
+      seen.dropped = second.profile().dropped_events;
+      std::printf(
+          "%s: %zu of 200 Outage threads' starts and %zu ends after the reconnect, %llu "
+          "events dropped in all\n",
+          options.c_str(), seen.starts, seen.ends, static_cast<unsigned long long>(seen.dropped));
+    }
+    for (const auto& [serial, t] : first.profile().threads)
+      if (t.name.starts_with("Outage-")) ++seen.on_first;
+    // The program is undisturbed.
+    port = std::make_unique<CollectorPort>(number);
+    jvm.write_stdin("stop\n");
+    const RunResult r = jvm.wait();
+    EXPECT_TRUE(r.exited(0)) << r.describe();
+    EXPECT_NE(r.out.find("PERIODIC rounds="), std::string::npos) << r.describe();
+    return seen;
+  }
+};
+
+TEST_P(OutageEventsJvmTest, BinaryEventsThatFitArriveAfterTheReconnect) {
+  const Seen s = RunOutage("format=b");
+  EXPECT_EQ(s.on_first, 0u);
+  EXPECT_EQ(s.starts, 200u);
+  EXPECT_EQ(s.ends, 200u);
+}
+
+TEST_P(OutageEventsJvmTest, TextEventsThatFitArriveAfterTheReconnect) {
+  const Seen s = RunOutage("format=a");
+  EXPECT_EQ(s.on_first, 0u);
+  EXPECT_EQ(s.starts, 200u);
+  EXPECT_EQ(s.ends, 200u);
+}
+
+// netqueue=4k holds about 60 of the 400 events (a text THREAD START is about 90 bytes, an END
+// about 25; a binary START about 90 with its name, an END 16): some arrive, the rest are counted.
+// Every one of the 200 starts either arrived or was dropped, so the drops are at least the starts
+// that did not arrive (they may be more: ends, and events dropped while connected).
+TEST_P(OutageEventsJvmTest, BinaryEventsBeyondNetqueueAreCounted) {
+  const Seen s = RunOutage("format=b,netqueue=4k");
+  EXPECT_GT(s.starts, 0u);
+  EXPECT_LT(s.starts, 200u);
+  EXPECT_GE(s.dropped, 200u - s.starts);
+}
+
+TEST_P(OutageEventsJvmTest, TextEventsBeyondNetqueueAreCounted) {
+  const Seen s = RunOutage("format=a,netqueue=4k");
+  EXPECT_GT(s.starts, 0u);
+  EXPECT_LT(s.starts, 200u);
+  EXPECT_GE(s.dropped, 200u - s.starts);
+}
+
+INSTANTIATE_FOR_JDKS(OutageEventsJvmTest);
 
 }  // namespace
 }  // namespace hproftest

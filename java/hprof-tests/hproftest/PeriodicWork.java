@@ -7,7 +7,9 @@ import java.util.concurrent.CountDownLatch;
  * Work that spans several of HPROF's period= periods: for args[0] milliseconds, rounds of CPU work,
  * allocations of a known class and one contended monitor enter each (a fresh thread blocks on a
  * lock main holds, as in Contention). With "-" instead of a time, it runs until a line (or the end)
- * of standard input. Prints the rounds and allocations it made.
+ * of standard input; a line "threads N" instead starts and joins N threads named Outage-1 ..
+ * Outage-N and prints "THREADS N" (events a test makes at a moment of its choosing). Prints the
+ * rounds and allocations it made.
  */
 public final class PeriodicWork {
   static final class Lock {}
@@ -66,6 +68,16 @@ public final class PeriodicWork {
 
   static volatile boolean stop;
 
+  static void startThreads(int n) throws InterruptedException {
+    for (int i = 1; i <= n; i++) {
+      Thread t = new Thread(() -> sink++, "Outage-" + i);
+      t.start();
+      t.join();
+    }
+    System.out.println("THREADS " + n);
+    System.out.flush();
+  }
+
   public static void main(String[] args) throws Exception {
     final boolean untilInput = args[0].equals("-");
     final long end = untilInput ? 0 : System.nanoTime() + Long.parseLong(args[0]) * 1_000_000L;
@@ -74,8 +86,13 @@ public final class PeriodicWork {
           new Thread(
               () -> {
                 try {
-                  System.in.read();
-                } catch (java.io.IOException e) {
+                  java.io.BufferedReader in =
+                      new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+                  String line;
+                  while ((line = in.readLine()) != null && line.startsWith("threads ")) {
+                    startThreads(Integer.parseInt(line.substring(8).trim()));
+                  }
+                } catch (java.io.IOException | InterruptedException e) {
                   // the end of input all the same
                 }
                 stop = true;
