@@ -106,6 +106,19 @@ class PostgresBackend final : public Backend {
   std::string describe() const override { return "postgresql " + name_; }
 
   void write(const std::vector<Period>& batch) override {
+    try {
+      write_once(batch);
+    } catch (const StoreError&) {
+      // Another collector's retention may have dropped a day partition this one had made (a
+      // late period for a day past retention): forget the partitions known and try once more,
+      // which makes them again. Any other error fails again the same way.
+      partitions_.clear();
+      write_once(batch);
+    }
+  }
+
+ private:
+  void write_once(const std::vector<Period>& batch) {
     // Rows shared between collectors first, each its own statement (outside the transaction).
     std::vector<int64_t> jvm_of(batch.size());
     std::vector<std::map<std::pair<int, int64_t>, uint64_t>> weights(batch.size());
@@ -153,6 +166,7 @@ class PostgresBackend final : public Backend {
     }
   }
 
+ public:
   std::vector<profiles::Stack> query(const Query& q) override {
     // The blobs are decoded and added up here: the database cannot look inside them.
     Result r(query_params(
@@ -230,12 +244,17 @@ class PostgresBackend final : public Backend {
       // One collector at a time: two merging the same buckets would add them twice.
       exec(kSchemaLock);
       if (policy.retention_ms > 0) {
-        const std::string cut = std::to_string(now_ms - policy.retention_ms);
+        const int64_t cut_ms = now_ms - policy.retention_ms;
+        r.periods_deleted += drop_expired_partitions(cut_ms);
+        // What is left to delete row by row lies in the partitions the cut falls into: a period
+        // that ended before the cut also started before it, which prunes the others.
+        const std::string cut = std::to_string(cut_ms);
         exec(
             "DELETE FROM period_samples s USING periods p WHERE s.period_id = p.id AND "
             "s.period_start = p.start_ms AND p.end_ms < " +
-            cut);
-        r.periods_deleted += affected("DELETE FROM periods WHERE end_ms < " + cut);
+            cut + " AND p.start_ms < " + cut + " AND s.period_start < " + cut);
+        r.periods_deleted +=
+            affected("DELETE FROM periods WHERE end_ms < " + cut + " AND start_ms < " + cut);
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
@@ -346,6 +365,38 @@ class PostgresBackend final : public Backend {
       throw;
     }
     partitions_.insert(day);
+  }
+
+  // Day partitions whose every period ended before `cut_ms` are dropped whole (periods and their
+  // samples), instead of deleting their rows one by one: no dead rows left for VACUUM, and the
+  // space goes back to the file system at once. Inside maintain()'s transaction, which holds
+  // kSchemaLock; returns how many periods went with them.
+  uint64_t drop_expired_partitions(int64_t cut_ms) {
+    Result parts(query_params(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
+        "i.inhparent = 'periods'::regclass AND c.relname LIKE 'periods_d%'",
+        {}));
+    uint64_t deleted = 0;
+    for (int i = 0; i < parts.rows(); ++i) {
+      const std::string name = parts.text(i, 0);
+      const std::string suffix = name.substr(std::string_view("periods_d").size());
+      const std::string digits = suffix.substr(!suffix.empty() && suffix[0] == 'm' ? 1 : 0);
+      // Not one of ours (create_partitions names them): left alone.
+      if (digits.empty() || digits.size() > 12 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      const int64_t day = (suffix[0] == 'm' ? -1 : 1) * std::stoll(digits);
+      // Only days that start before the cut can be wholly older; the partition's latest end
+      // decides (a period may end after its day's midnight).
+      if (day * kDayMs >= cut_ms) continue;
+      Result last(query_params("SELECT COUNT(*), MAX(end_ms) FROM " + name, {}));
+      if (!last.null(0, 1) && last.integer(0, 1) >= cut_ms) continue;
+      deleted += static_cast<uint64_t>(last.integer(0, 0));
+      exec("DROP TABLE IF EXISTS period_samples_d" + suffix);
+      exec("DROP TABLE " + name);
+      partitions_.erase(day);
+    }
+    return deleted;
   }
 
   // Inside a transaction holding kSchemaLock.

@@ -209,6 +209,85 @@ TEST(PostgresStore, DownsamplingKeepsSums) {
   EXPECT_TRUE(s->query(range(hour, hour + kHour)).empty());
 }
 
+// One number from the database (a count of partitions, rows).
+int64_t scalar(const std::string& db, const std::string& text) {
+  PGconn* c = PQconnectdb(PostgresServer::uri(db).c_str());
+  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, text.c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQresultErrorMessage(r);
+  const int64_t v = PQntuples(r) == 1 ? std::atoll(PQgetvalue(r, 0, 0)) : -1;
+  PQclear(r);
+  PQfinish(c);
+  return v;
+}
+
+int64_t partitions(const std::string& db, const std::string& table) {
+  return scalar(db, "SELECT COUNT(*) FROM pg_inherits WHERE inhparent = '" + table + "'::regclass");
+}
+
+uint64_t total(const std::map<std::string, uint64_t>& stacks) {
+  uint64_t sum = 0;
+  for (const auto& [k, v] : stacks) sum += v;
+  return sum;
+}
+
+TEST(PostgresStore, RetentionDropsWholeDayPartitionsAndKeepsSums) {
+  REQUIRE_SERVER();
+  const std::string uri = database("retention_partitions");
+  auto a = store::open_store(uri);
+  auto b = store::open_store(uri);
+  const int64_t d0 = (kNow / kDay - 5) * kDay;  // four UTC days from d0, one partition each
+  auto day_periods = [&](int day, int64_t offset, uint64_t seed) {
+    for (uint64_t k = 0; k < 30; ++k)
+      a->append(
+          period("alpha", "checkout", d0 + day * kDay + offset + int64_t(k) * 10'000, seed + k));
+  };
+  for (int day = 0; day < 4; ++day) day_periods(day, 6 * kHour, 100 * day);
+  day_periods(2, 1 * kHour, 7);  // day 2: ends before the cut, deleted row by row
+  // Starts on day 1 and ends on day 2, still before the cut: day 1 is wholly older.
+  a->append(period("alpha", "checkout", d0 + 2 * kDay - 5'000, 3));
+  a->flush();
+  b->append(period("beta", "search", d0 + 6 * kHour, 5));  // b now knows day 0's partition
+  b->flush();
+  ASSERT_EQ(a->stats().committed, 151u) << a->stats().last_error;
+  ASSERT_EQ(b->stats().committed, 1u) << b->stats().last_error;
+  ASSERT_EQ(partitions("retention_partitions", "periods"), 4);
+  ASSERT_EQ(partitions("retention_partitions", "period_samples"), 4);
+  const auto kept_before = folded(a->query(range(d0 + 2 * kDay + 3 * kHour, d0 + 4 * kDay)));
+  ASSERT_GT(total(kept_before), 0u);
+
+  // The cut at day 2, 03:00: days 0 and 1 go whole, day 2 keeps what ended after the cut.
+  const int64_t cut = d0 + 2 * kDay + 3 * kHour;
+  store::RetentionPolicy policy;
+  policy.retention_ms = kDay;
+  EXPECT_EQ(a->maintain(policy, cut + kDay).periods_deleted, 31u + 31u + 30u);
+  EXPECT_EQ(partitions("retention_partitions", "periods"), 2);
+  EXPECT_EQ(partitions("retention_partitions", "period_samples"), 2);
+  EXPECT_EQ(scalar("retention_partitions",
+                   "SELECT COUNT(*) FROM periods WHERE end_ms < " + std::to_string(cut)),
+            0);
+  EXPECT_TRUE(a->query(range(d0, cut)).empty());
+  EXPECT_EQ(folded(a->query(range(d0 + 2 * kDay + 3 * kHour, d0 + 4 * kDay))), kept_before);
+  EXPECT_EQ(folded(b->query(range(d0, d0 + 4 * kDay))), kept_before);
+
+  // A late period for a dropped day from the collector that had made its partition: written
+  // (the partition is made again), not failed.
+  b->append(period("beta", "search", d0 + 7 * kHour, 9));
+  b->flush();
+  EXPECT_EQ(b->stats().committed, 2u) << b->stats().last_error;
+  EXPECT_EQ(b->stats().failed, 0u) << b->stats().last_error;
+  EXPECT_EQ(total(folded(a->query(range(d0, d0 + kDay)))), 10u + 9 + 1 + 9 % 5);
+  EXPECT_EQ(a->maintain(policy, cut + kDay).periods_deleted, 1u);
+  EXPECT_EQ(partitions("retention_partitions", "periods"), 2);
+
+  // Downsampling what is left into minutes and hours keeps every sum.
+  policy.retention_ms = 30 * kDay;
+  EXPECT_GT(a->maintain(policy, d0 + 12 * kDay).periods_merged, 0u);
+  EXPECT_EQ(folded(a->query(range(d0 + 2 * kDay, d0 + 4 * kDay))), kept_before);
+  EXPECT_EQ(scalar("retention_partitions", "SELECT COUNT(*) FROM periods WHERE resolution_ms = 0"),
+            0);
+}
+
 TEST(PostgresStore, MigratesAFirstVersionStore) {
   REQUIRE_SERVER();
   const std::string uri = database("migrate");
