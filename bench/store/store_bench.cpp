@@ -7,6 +7,7 @@
 // holding its whole stack as text) and answers the same queries from it, for comparison.
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using profiles::Measure;
+
+// CPU time of the calling thread: the part of a write spent in this process (all of SQLite's
+// work; for PostgreSQL only the client's), less disturbed by other work on the machine than the
+// wall clock.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -255,7 +265,7 @@ int main(int argc, char** argv) {
     return round;
   };
 
-  double ingest = 0;
+  double ingest = 0, ingest_cpu = 0;
   QueryTimes q1, qall;
   int64_t bytes = -1;
   if (baseline) {
@@ -278,8 +288,10 @@ int main(int argc, char** argv) {
     std::vector<store::Period> batch;
     auto write = [&] {
       const auto t = Clock::now();
+      const double cpu = thread_cpu_seconds();
       db->write(batch);
       ingest += seconds_since(t);
+      ingest_cpu += thread_cpu_seconds() - cpu;
       batch.clear();
     };
     for (int64_t k = 0; k < periods_per_jvm; ++k) {
@@ -296,13 +308,14 @@ int main(int argc, char** argv) {
     if (location.rfind("postgres", 0) != 0) bytes = file_bytes(location);
   }
   std::printf(
-      "| %s | %d JVMs x %.2f h | %lld periods | ingest %.1f s = %.0fx real time (making the "
-      "periods: %.1f s more) | last hour query %.3f s, again %.3f s (%zu stacks) | whole range "
+      "| %s | %d JVMs x %.2f h | %lld periods | ingest %.1f s = %.0fx real time (CPU in this "
+      "process %.1f s; making the periods: %.1f s more) | last hour query %.3f s, again %.3f s "
+      "(%zu stacks) | whole range "
       "%.3f s, "
       "again %.3f s (%zu stacks) | %s |\n",
       kind.c_str(), w.jvms, w.hours, static_cast<long long>(periods_per_jvm * w.jvms), ingest,
-      data_seconds / ingest, generate, q1.first, q1.second, q1.stacks, qall.first, qall.second,
-      qall.stacks,
+      data_seconds / ingest, ingest_cpu, generate, q1.first, q1.second, q1.stacks, qall.first,
+      qall.second, qall.stacks,
       bytes < 0
           ? "size: see pg_database_size"
           : (std::to_string(bytes / jvm_days / 1e6).substr(0, 6) + " MB per JVM-day").c_str());
