@@ -288,6 +288,68 @@ TEST(PostgresStore, RetentionDropsWholeDayPartitionsAndKeepsSums) {
             0);
 }
 
+TEST(PostgresStore, QueriesOverWholeHoursEqualThePlainMergeOfTheirPeriods) {
+  REQUIRE_SERVER();
+  const std::string uri = database("hours");
+  auto a = store::open_store(uri);
+  auto b = store::open_store(uri);
+  // Two JVMs over four hours and a bit, across a day boundary; each period also written in
+  // part through the other collector later (late periods into hours already written).
+  const int64_t h0 = (kNow / kDay - 3) * kDay - 2 * kHour;
+  std::vector<store::Period> periods;
+  for (int64_t t = h0 + 20 * 60'000; t < h0 + 4 * kHour + 10 * 60'000; t += 10'000) {
+    periods.push_back(period("alpha", "checkout", t, static_cast<uint64_t>(t / 10'000 % 89)));
+    periods.push_back(period("beta", "search", t, static_cast<uint64_t>(t / 10'000 % 13)));
+  }
+  for (size_t i = 0; i < periods.size(); ++i) (i % 3 ? a : b)->append(periods[i]);
+  a->flush();
+  b->flush();
+  ASSERT_EQ(a->stats().committed + b->stats().committed, periods.size())
+      << a->stats().last_error << b->stats().last_error;
+  auto merged = [&](int64_t from, int64_t to, const std::string& service, int64_t ended_after) {
+    std::map<std::string, uint64_t> out;
+    for (const auto& p : periods)
+      if (p.start_ms >= from && p.start_ms < to && p.end_ms >= ended_after &&
+          (service.empty() || p.jvm.labels.at("service") == service))
+        for (const auto& [k, v] : folded(p.stacks.at(Measure::kCpuSamples))) out[k] += v;
+    return out;
+  };
+  // Windows of 30 minutes never hold a whole hour: the plain merge of the periods.
+  auto windows = [&](int64_t from, int64_t to) {
+    std::map<std::string, uint64_t> out;
+    for (int64_t t = from; t < to; t += kHour / 2)
+      for (const auto& [k, v] : folded(a->query(range(t, std::min(to, t + kHour / 2)))))
+        out[k] += v;
+    return out;
+  };
+  const std::pair<int64_t, int64_t> ranges[] = {{h0, h0 + 5 * kHour},
+                                                {h0 + 25 * 60'000, h0 + 3 * kHour + 7 * 60'000},
+                                                {h0 + kHour, h0 + 2 * kHour}};
+  for (const auto& [from, to] : ranges) {
+    const auto want = merged(from, to, "", INT64_MIN);
+    EXPECT_EQ(folded(a->query(range(from, to))), want) << from - h0 << ".." << to - h0;
+    EXPECT_EQ(folded(b->query(range(from, to))), want) << from - h0 << ".." << to - h0;
+    EXPECT_EQ(windows(from, to), want) << from - h0 << ".." << to - h0;
+    auto q = range(from, to);
+    q.match = {{"service", "search"}};
+    EXPECT_EQ(folded(a->query(q)), merged(from, to, "search", INT64_MIN));
+  }
+  EXPECT_GT(scalar("hours", "SELECT COUNT(*) FROM hour_samples"), 0);
+
+  // Retention with its cut inside an hour (the day before is dropped whole), then downsampling:
+  // whole hours still equal the merge of the periods that were kept.
+  const int64_t cut = h0 + 2 * kHour + 17 * 60'000;
+  store::RetentionPolicy policy;
+  policy.retention_ms = kDay;
+  EXPECT_GT(a->maintain(policy, cut + kDay).periods_deleted, 0u);
+  EXPECT_EQ(folded(a->query(range(h0, h0 + 5 * kHour))), merged(h0, h0 + 5 * kHour, "", cut));
+  policy.retention_ms = 0;
+  EXPECT_GT(a->maintain(policy, h0 + 10 * kDay).periods_merged, 0u);
+  EXPECT_EQ(folded(b->query(range(h0, h0 + 5 * kHour))), merged(h0, h0 + 5 * kHour, "", cut));
+  EXPECT_EQ(folded(b->query(range(h0 + 3 * kHour, h0 + 4 * kHour))),
+            merged(h0 + 3 * kHour, h0 + 4 * kHour, "", cut));
+}
+
 TEST(PostgresStore, MigratesAFirstVersionStore) {
   REQUIRE_SERVER();
   const std::string uri = database("migrate");
