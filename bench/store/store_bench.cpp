@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
   };
 
   double ingest = 0, ingest_cpu = 0;
-  QueryTimes q1, qall;
+  QueryTimes q1, qall, plain;
   int64_t bytes = -1;
   if (baseline) {
     Baseline b(location);
@@ -305,6 +305,23 @@ int main(int argc, char** argv) {
     q1 = time_query([&] { return db->query(q).size(); });
     q.from_ms = w.start_ms;
     qall = time_query([&] { return db->query(q).size(); });
+    // The baseline: the same whole range as 30-minute windows, which never hold a whole hour,
+    // so every period's blob is read (the plain merge, as before hour_samples), then merged.
+    plain = time_query([&] {
+      std::map<std::vector<std::string>, uint64_t> merged;
+      store::Query window;
+      for (int64_t t = w.start_ms; t < end_ms; t += 1'800'000) {
+        window.from_ms = t;
+        window.to_ms = std::min(end_ms, t + 1'800'000);
+        for (auto& s : db->query(window)) merged[std::move(s.frames)] += s.weight;
+      }
+      return merged.size();
+    });
+    if (plain.stacks != qall.stacks) {
+      std::fprintf(stderr, "store_bench: whole range %zu stacks, plain merge %zu\n", qall.stacks,
+                   plain.stacks);
+      return 1;
+    }
     if (location.rfind("postgres", 0) != 0) bytes = file_bytes(location);
   }
   std::printf(
@@ -312,10 +329,10 @@ int main(int argc, char** argv) {
       "process %.1f s; making the periods: %.1f s more) | last hour query %.3f s, again %.3f s "
       "(%zu stacks) | whole range "
       "%.3f s, "
-      "again %.3f s (%zu stacks) | %s |\n",
+      "again %.3f s (%zu stacks) | plain merge of the whole range %.3f s, again %.3f s | %s |\n",
       kind.c_str(), w.jvms, w.hours, static_cast<long long>(periods_per_jvm * w.jvms), ingest,
       data_seconds / ingest, ingest_cpu, generate, q1.first, q1.second, q1.stacks, qall.first,
-      qall.second, qall.stacks,
+      qall.second, qall.stacks, plain.first, plain.second,
       bytes < 0
           ? "size: see pg_database_size"
           : (std::to_string(bytes / jvm_days / 1e6).substr(0, 6) + " MB per JVM-day").c_str());
