@@ -6,10 +6,13 @@
 // and samples are partitioned by the period's start, one partition per UTC day.
 #include <libpq-fe.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
+#include "hours.h"
 #include "measure_codes.h"
 #include "postgres_schema.h"
 #include "sample_codec.h"
@@ -106,6 +109,19 @@ class PostgresBackend final : public Backend {
   std::string describe() const override { return "postgresql " + name_; }
 
   void write(const std::vector<Period>& batch) override {
+    try {
+      write_once(batch);
+    } catch (const StoreError&) {
+      // Another collector's retention may have dropped a day partition this one had made (a
+      // late period for a day past retention): forget the partitions known and try once more,
+      // which makes them again. Any other error fails again the same way.
+      partitions_.clear();
+      write_once(batch);
+    }
+  }
+
+ private:
+  void write_once(const std::vector<Period>& batch) {
     // Rows shared between collectors first, each its own statement (outside the transaction).
     std::vector<int64_t> jvm_of(batch.size());
     std::vector<std::map<std::pair<int, int64_t>, uint64_t>> weights(batch.size());
@@ -146,6 +162,7 @@ class PostgresBackend final : public Backend {
       }
       exec(periods);
       if (any_sample) exec(samples);
+      add_to_hours(batch, jvm_of, weights);
       exec("COMMIT");
     } catch (...) {
       PQexec(conn_, "ROLLBACK");
@@ -153,18 +170,39 @@ class PostgresBackend final : public Backend {
     }
   }
 
+ public:
   std::vector<profiles::Stack> query(const Query& q) override {
-    // The blobs are decoded and added up here: the database cannot look inside them.
-    Result r(query_params(
-        "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND "
-        "s.period_start = p.start_ms AND s.measure = $1 WHERE p.start_ms >= $2 AND p.start_ms < "
-        "$3 AND s.period_start >= $2 AND s.period_start < $3" +
-            jvm_filter(q.match),
-        {std::to_string(measure_code(q.measure)), std::to_string(q.from_ms),
-         std::to_string(q.to_ms)}));
+    // The blobs are decoded and added up here: the database cannot look inside them. The whole
+    // hours of the range come from hour_samples (one blob per JVM-hour), the ends from the
+    // periods.
+    const std::string jvms = jvm_filter(q.match);
+    const std::string code = std::to_string(measure_code(q.measure));
     std::unordered_map<int64_t, uint64_t> weights;
-    for (int i = 0; i < r.rows(); ++i)
-      for (const StackWeight& s : decode(r, i, 0, 1)) weights[s.stack_id] += s.weight;
+    auto add_periods = [&](int64_t from, int64_t to) {
+      if (from >= to) return;
+      Result r(query_params(
+          "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND "
+          "s.period_start = p.start_ms AND s.measure = $1 WHERE p.start_ms >= $2 AND p.start_ms "
+          "< $3 AND s.period_start >= $2 AND s.period_start < $3" +
+              jvms,
+          {code, std::to_string(from), std::to_string(to)}));
+      for (int i = 0; i < r.rows(); ++i)
+        for (const StackWeight& s : decode(r, i, 0, 1)) weights[s.stack_id] += s.weight;
+    };
+    const int64_t first_hour = hour_ceil(q.from_ms), end_hour = hour_floor(q.to_ms);
+    if (first_hour < end_hour) {
+      Result r(query_params(
+          "SELECT p.hour_ms, p.samples FROM hour_samples p WHERE p.measure = $1 AND p.hour_ms >= "
+          "$2 AND p.hour_ms < $3" +
+              jvms,
+          {code, std::to_string(first_hour), std::to_string(end_hour)}));
+      for (int i = 0; i < r.rows(); ++i)
+        for (const StackWeight& s : decode(r, i, 0, 1)) weights[s.stack_id] += s.weight;
+      add_periods(q.from_ms, first_hour);
+      add_periods(end_hour, q.to_ms);
+    } else {
+      add_periods(q.from_ms, q.to_ms);
+    }
     std::vector<profiles::Stack> out;
     out.reserve(weights.size());
     for (const auto& [id, weight] : weights) {
@@ -230,12 +268,20 @@ class PostgresBackend final : public Backend {
       // One collector at a time: two merging the same buckets would add them twice.
       exec(kSchemaLock);
       if (policy.retention_ms > 0) {
-        const std::string cut = std::to_string(now_ms - policy.retention_ms);
+        const int64_t cut_ms = now_ms - policy.retention_ms;
+        r.periods_deleted += drop_expired_partitions(cut_ms);
+        // What is left to delete row by row lies in the partitions the cut falls into: a period
+        // that ended before the cut also started before it, which prunes the others.
+        const std::string cut = std::to_string(cut_ms);
         exec(
             "DELETE FROM period_samples s USING periods p WHERE s.period_id = p.id AND "
             "s.period_start = p.start_ms AND p.end_ms < " +
-            cut);
-        r.periods_deleted += affected("DELETE FROM periods WHERE end_ms < " + cut);
+            cut + " AND p.start_ms < " + cut + " AND s.period_start < " + cut);
+        r.periods_deleted +=
+            affected("DELETE FROM periods WHERE end_ms < " + cut + " AND start_ms < " + cut);
+        // The hours that lost periods (every hour before the cut's) are made again from what is
+        // left; downsampling merges within an hour, so it keeps the hours' sums.
+        if (r.periods_deleted > 0) rebuild_hours_before(hour_ceil(cut_ms));
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
@@ -315,6 +361,10 @@ class PostgresBackend final : public Backend {
         if (version == 2) {
           samples_rows_to_blobs();
           exec(std::string(kPostgresV3Finish));
+        } else if (version == 3) {
+          for (int64_t day : period_days()) create_partitions(day);
+          rebuild_hours_before(std::numeric_limits<int64_t>::max());
+          exec(std::string(kPostgresV4Finish));
         }
       }
       exec("COMMIT");
@@ -348,6 +398,39 @@ class PostgresBackend final : public Backend {
     partitions_.insert(day);
   }
 
+  // Day partitions whose every period ended before `cut_ms` are dropped whole (periods and their
+  // samples), instead of deleting their rows one by one: no dead rows left for VACUUM, and the
+  // space goes back to the file system at once. Inside maintain()'s transaction, which holds
+  // kSchemaLock; returns how many periods went with them.
+  uint64_t drop_expired_partitions(int64_t cut_ms) {
+    Result parts(query_params(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
+        "i.inhparent = 'periods'::regclass AND c.relname LIKE 'periods_d%'",
+        {}));
+    uint64_t deleted = 0;
+    for (int i = 0; i < parts.rows(); ++i) {
+      const std::string name = parts.text(i, 0);
+      const std::string suffix = name.substr(std::string_view("periods_d").size());
+      const std::string digits = suffix.substr(!suffix.empty() && suffix[0] == 'm' ? 1 : 0);
+      // Not one of ours (create_partitions names them): left alone.
+      if (digits.empty() || digits.size() > 12 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      const int64_t day = (suffix[0] == 'm' ? -1 : 1) * std::stoll(digits);
+      // Only days that start before the cut can be wholly older; the partition's latest end
+      // decides (a period may end after its day's midnight).
+      if (day * kDayMs >= cut_ms) continue;
+      Result last(query_params("SELECT COUNT(*), MAX(end_ms) FROM " + name, {}));
+      if (!last.null(0, 1) && last.integer(0, 1) >= cut_ms) continue;
+      deleted += static_cast<uint64_t>(last.integer(0, 0));
+      exec("DROP TABLE IF EXISTS period_samples_d" + suffix);
+      exec("DROP TABLE IF EXISTS hour_samples_d" + suffix);
+      exec("DROP TABLE " + name);
+      partitions_.erase(day);
+    }
+    return deleted;
+  }
+
   // Inside a transaction holding kSchemaLock.
   void create_partitions(int64_t day) {
     const std::string from = std::to_string(day * kDayMs), to = std::to_string((day + 1) * kDayMs);
@@ -356,6 +439,118 @@ class PostgresBackend final : public Backend {
          " PARTITION OF periods FOR VALUES FROM (" + from + ") TO (" + to + ")");
     exec("CREATE TABLE IF NOT EXISTS period_samples_d" + suffix +
          " PARTITION OF period_samples FOR VALUES FROM (" + from + ") TO (" + to + ")");
+    // Not yet during the 2 -> 3 migration, which comes before hour_samples.
+    Result hours(query_params("SELECT to_regclass('hour_samples') IS NOT NULL", {}));
+    if (hours.text(0, 0) == "t")
+      exec("CREATE TABLE IF NOT EXISTS hour_samples_d" + suffix +
+           " PARTITION OF hour_samples FOR VALUES FROM (" + from + ") TO (" + to + ")");
+  }
+
+  // The UTC days that have periods (days since the epoch).
+  std::vector<int64_t> period_days() {
+    Result days(query_params("SELECT DISTINCT floor(start_ms::numeric / " + std::to_string(kDayMs) +
+                                 ")::bigint FROM periods",
+                             {}));
+    std::vector<int64_t> out;
+    for (int i = 0; i < days.rows(); ++i) out.push_back(days.integer(i, 0));
+    return out;
+  }
+
+  // What a batch adds to each (hour, JVM, measure), added into hour_samples inside write()'s
+  // transaction: missing rows made empty, every row of the batch locked in key order (so that
+  // two collectors writing the same JVM-hour wait for each other instead of losing an
+  // addition, and never deadlock), merged here and written back in one statement.
+  void add_to_hours(const std::vector<Period>& batch, const std::vector<int64_t>& jvm_of,
+                    const std::vector<std::map<std::pair<int, int64_t>, uint64_t>>& weights) {
+    std::map<std::tuple<int64_t, int64_t, int>, std::map<int64_t, uint64_t>> adds;
+    for (size_t i = 0; i < batch.size(); ++i)
+      for (const auto& [key, weight] : weights[i])
+        adds[{hour_floor(batch[i].start_ms), jvm_of[i], key.first}][key.second] += weight;
+    if (adds.empty()) return;
+    std::string keys, empty;
+    for (const auto& [key, stacks] : adds) {
+      const auto& [hour, jvm, measure] = key;
+      const std::string k =
+          std::to_string(hour) + "," + std::to_string(jvm) + "," + std::to_string(measure);
+      keys += (keys.empty() ? "(" : ",(") + k + ")";
+      empty += (empty.empty() ? "(" : ",(") + k + ",0,'\\x00')";
+    }
+    exec("INSERT INTO hour_samples(hour_ms, jvm_id, measure, total, samples) VALUES " + empty +
+         " ON CONFLICT DO NOTHING");
+    Result old(query_params(
+        "SELECT hour_ms, jvm_id, measure, samples FROM hour_samples WHERE (hour_ms, jvm_id, "
+        "measure) IN (" +
+            keys + ") ORDER BY 1, 2, 3 FOR UPDATE",
+        {}));
+    std::map<std::tuple<int64_t, int64_t, int>, std::vector<StackWeight>> merged;
+    for (int i = 0; i < old.rows(); ++i)
+      merged[{old.integer(i, 0), old.integer(i, 1), static_cast<int>(old.integer(i, 2))}] =
+          decode(old, i, 0, 3);
+    std::vector<std::string> rows;
+    for (const auto& [key, stacks] : adds) {
+      std::vector<StackWeight> add;
+      add.reserve(stacks.size());
+      for (const auto& [stack, weight] : stacks) add.push_back({stack, weight});
+      const auto& samples = merge_samples(merged[key], add);
+      rows.push_back("(" + std::to_string(std::get<0>(key)) + "," +
+                     std::to_string(std::get<1>(key)) + "," + std::to_string(std::get<2>(key)) +
+                     "," + std::to_string(total_weight(samples)) + "," +
+                     bytea_literal(encode_samples(samples)) + ")");
+    }
+    put_hours(rows);
+  }
+
+  void put_hours(const std::vector<std::string>& rows) {
+    if (rows.empty()) return;
+    std::string sql = "INSERT INTO hour_samples(hour_ms, jvm_id, measure, total, samples) VALUES ";
+    for (size_t i = 0; i < rows.size(); ++i) sql += (i ? "," : "") + rows[i];
+    exec(sql +
+         " ON CONFLICT (hour_ms, jvm_id, measure) DO UPDATE SET total = excluded.total, "
+         "samples = excluded.samples");
+  }
+
+  // hour_samples before `end_hour` (an hour's start) made again from the periods: after retention
+  // deleted some (then only the periods that ended after the cut are left before it), and by the
+  // 3 -> 4 migration. Inside a transaction; the periods come through a cursor in (JVM, start)
+  // order, so that one JVM-hour at a time is held in memory.
+  void rebuild_hours_before(int64_t end_hour) {
+    const std::string end = std::to_string(end_hour);
+    exec("DELETE FROM hour_samples WHERE hour_ms < " + end);
+    exec(
+        "DECLARE hour_periods NO SCROLL CURSOR FOR SELECT p.id, p.jvm_id, p.start_ms, s.measure, "
+        "s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND s.period_start "
+        "= p.start_ms WHERE p.start_ms < " +
+        end + " AND s.period_start < " + end + " ORDER BY p.jvm_id, p.start_ms");
+    int64_t jvm = -1, hour = 0;
+    std::map<int64_t, std::vector<StackWeight>> merged;  // by measure
+    std::vector<std::string> rows;
+    auto flush = [&] {
+      for (const auto& [measure, samples] : merged)
+        rows.push_back("(" + std::to_string(hour) + "," + std::to_string(jvm) + "," +
+                       std::to_string(measure) + "," + std::to_string(total_weight(samples)) + "," +
+                       bytea_literal(encode_samples(samples)) + ")");
+      merged.clear();
+      if (rows.size() >= 500) {
+        put_hours(rows);
+        rows.clear();
+      }
+    };
+    for (;;) {
+      Result slice(query_params("FETCH 5000 FROM hour_periods", {}));
+      if (slice.rows() == 0) break;
+      for (int i = 0; i < slice.rows(); ++i) {
+        if (slice.integer(i, 1) != jvm || hour_floor(slice.integer(i, 2)) != hour) {
+          flush();
+          jvm = slice.integer(i, 1);
+          hour = hour_floor(slice.integer(i, 2));
+        }
+        auto& into = merged[slice.integer(i, 3)];
+        into = merge_samples(into, decode(slice, i, 0, 4));
+      }
+    }
+    flush();
+    put_hours(rows);
+    exec("CLOSE hour_periods");
   }
 
   std::vector<StackWeight> decode(const Result& r, int row, int period_col, int blob_col) {
@@ -391,11 +586,7 @@ class PostgresBackend final : public Backend {
   // 2 -> 3 (inside prepare_schema's transaction): the day partitions of period_samples, then
   // each (period, measure)'s sample rows as one blob, read through a cursor in slices.
   void samples_rows_to_blobs() {
-    Result days(query_params("SELECT DISTINCT floor(start_ms::numeric / " + std::to_string(kDayMs) +
-                                 ")::bigint FROM "
-                                 "periods",
-                             {}));
-    for (int i = 0; i < days.rows(); ++i) create_partitions(days.integer(i, 0));
+    for (int64_t day : period_days()) create_partitions(day);
     exec(
         "DECLARE old_samples NO SCROLL CURSOR FOR SELECT period_start, period_id, measure, "
         "stack_id, weight FROM samples WHERE weight > 0 ORDER BY period_id, measure, stack_id");

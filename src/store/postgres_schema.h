@@ -7,7 +7,7 @@
 
 namespace store {
 
-inline constexpr int kPostgresSchemaVersion = 3;
+inline constexpr int kPostgresSchemaVersion = 4;
 
 inline constexpr std::string_view kPostgresSchemaV1 = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,12 +45,25 @@ CREATE TABLE period_samples(period_start BIGINT NOT NULL, period_id BIGINT NOT N
   measure SMALLINT NOT NULL, total BIGINT NOT NULL, samples BYTEA NOT NULL,
   PRIMARY KEY(period_start, period_id, measure)) PARTITION BY RANGE (period_start);
 )sql",
+    // 3 -> 4: each JVM's samples per hour and measure merged into one blob (see the SQLite
+    // schema), partitioned by day like periods. The partitions and blobs are made in C++ between
+    // this step and kPostgresV4Finish.
+    R"sql(
+CREATE TABLE hour_samples(hour_ms BIGINT NOT NULL, jvm_id BIGINT NOT NULL,
+  measure SMALLINT NOT NULL, total BIGINT NOT NULL, samples BYTEA NOT NULL,
+  PRIMARY KEY(hour_ms, jvm_id, measure)) PARTITION BY RANGE (hour_ms);
+)sql",
 };
 
 // The end of the 2 -> 3 migration, once every period's samples are in period_samples.
 inline constexpr std::string_view kPostgresV3Finish = R"sql(
 DROP TABLE samples;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
+
+// The end of the 3 -> 4 migration, once every hour of every JVM is in hour_samples.
+inline constexpr std::string_view kPostgresV4Finish = R"sql(
+UPDATE meta SET value = '4' WHERE key = 'schema_version';
 )sql";
 
 }  // namespace store

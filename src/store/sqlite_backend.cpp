@@ -7,10 +7,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "hours.h"
 #include "measure_codes.h"
 #include "sample_codec.h"
 #include "sqlite_schema.h"
@@ -125,8 +128,9 @@ class SqliteBackend final : public Backend {
   }
   ~SqliteBackend() override {
     // Prepared statements first: a connection with live statements does not close.
-    for (auto* st : {&insert_jvm_, &select_jvm_, &insert_label_, &insert_frame_, &select_frame_,
-                     &insert_stack_, &select_stack_, &insert_period_, &insert_samples_})
+    for (auto* st :
+         {&insert_jvm_, &select_jvm_, &insert_label_, &insert_frame_, &select_frame_,
+          &insert_stack_, &select_stack_, &insert_period_, &insert_samples_, &insert_hour_})
       st->reset();
     sqlite3_close(db_);
   }
@@ -137,9 +141,11 @@ class SqliteBackend final : public Backend {
     exec("BEGIN IMMEDIATE");
     try {
       for (const Period& p : batch) write_period(p);
+      add_to_hours();
       exec("COMMIT");
     } catch (...) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      hour_adds_.clear();
       // Ids cached during the failed transaction name rows that no longer exist.
       jvm_ids_.clear();
       frame_ids_.clear();
@@ -150,17 +156,39 @@ class SqliteBackend final : public Backend {
   }
 
   std::vector<profiles::Stack> query(const Query& q) override {
-    // The blobs are decoded and added up here: SQLite cannot look inside them.
-    std::string sql =
-        "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = p.id AND "
-        "s.measure = ?1 WHERE p.start_ms >= ?2 AND p.start_ms < ?3" +
-        jvm_filter(q.match);
-    Statement st(db_, sql, where("query"));
-    st.bind(1, measure_code(q.measure)).bind(2, q.from_ms).bind(3, q.to_ms);
+    // The blobs are decoded and added up here: SQLite cannot look inside them. The whole hours
+    // of the range come from hour_samples (one blob per JVM-hour), the ends from the periods.
+    const std::string jvms = jvm_filter(q.match);
+    const int64_t code = measure_code(q.measure);
     std::unordered_map<int64_t, uint64_t> weights;
-    while (st.step())
-      for (const StackWeight& s : decode(st.integer(0), st.blob_view(1)))
-        weights[s.stack_id] += s.weight;
+    auto add_periods = [&](int64_t from, int64_t to) {
+      if (from >= to) return;
+      Statement st(db_,
+                   "SELECT p.id, s.samples FROM periods p JOIN period_samples s ON s.period_id = "
+                   "p.id AND s.measure = ?1 WHERE p.start_ms >= ?2 AND p.start_ms < ?3" +
+                       jvms,
+                   where("query"));
+      st.bind(1, code).bind(2, from).bind(3, to);
+      while (st.step())
+        for (const StackWeight& s : decode(st.integer(0), st.blob_view(1)))
+          weights[s.stack_id] += s.weight;
+    };
+    const int64_t first_hour = hour_ceil(q.from_ms), end_hour = hour_floor(q.to_ms);
+    if (first_hour < end_hour) {
+      Statement st(db_,
+                   "SELECT p.hour_ms, p.samples FROM hour_samples p WHERE p.measure = ?1 AND "
+                   "p.hour_ms >= ?2 AND p.hour_ms < ?3" +
+                       jvms,
+                   where("query"));
+      st.bind(1, code).bind(2, first_hour).bind(3, end_hour);
+      while (st.step())
+        for (const StackWeight& s : decode_hour(st.integer(0), st.blob_view(1)))
+          weights[s.stack_id] += s.weight;
+      add_periods(q.from_ms, first_hour);
+      add_periods(end_hour, q.to_ms);
+    } else {
+      add_periods(q.from_ms, q.to_ms);
+    }
     std::vector<profiles::Stack> out;
     out.reserve(weights.size());
     for (const auto& [id, weight] : weights) {
@@ -232,6 +260,10 @@ class SqliteBackend final : public Backend {
         Statement del(db_, "DELETE FROM periods WHERE end_ms < ?1", where("retention"));
         del.bind(1, cut).run();
         r.periods_deleted += static_cast<uint64_t>(sqlite3_changes(db_));
+        // The hours that lost periods (every hour before the cut's) are made again from what is
+        // left. Downsampling below needs nothing: it merges within an hour, so hours keep their
+        // sums.
+        if (r.periods_deleted > 0) rebuild_hours_before(hour_ceil(cut));
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
@@ -305,6 +337,9 @@ class SqliteBackend final : public Backend {
         if (version == 2) {
           samples_rows_to_blobs();
           exec(std::string(kSqliteV3Finish).c_str());
+        } else if (version == 3) {
+          rebuild_hours_before(std::numeric_limits<int64_t>::max());
+          exec(std::string(kSqliteV4Finish).c_str());
         }
       }
       exec("COMMIT");
@@ -412,6 +447,79 @@ class SqliteBackend final : public Backend {
       samples.reserve(weights.size());
       for (const auto& [stack, weight] : weights) samples.push_back({stack, weight});
       if (!samples.empty()) put_samples(period, measure_code(measure), samples);
+      auto& hour = hour_adds_[{hour_floor(p.start_ms), jvm, measure_code(measure)}];
+      for (const auto& [stack, weight] : weights) hour[stack] += weight;
+    }
+  }
+
+  // The batch's samples added into hour_samples (in write()'s transaction): each (hour, JVM,
+  // measure) read, merged and written once per batch.
+  void add_to_hours() {
+    Statement read(db_,
+                   "SELECT samples FROM hour_samples WHERE hour_ms = ?1 AND jvm_id = ?2 AND "
+                   "measure = ?3",
+                   where("write"));
+    for (const auto& [key, adds] : hour_adds_) {
+      const auto& [hour, jvm, measure] = key;
+      std::vector<StackWeight> samples;
+      samples.reserve(adds.size());
+      for (const auto& [stack, weight] : adds) samples.push_back({stack, weight});
+      read.bind(1, hour).bind(2, jvm).bind(3, measure);
+      if (read.step()) samples = merge_samples(decode_hour(hour, read.blob_view(0)), samples);
+      read.reset();
+      put_hour(hour, jvm, measure, samples);
+    }
+    hour_adds_.clear();
+  }
+
+  void put_hour(int64_t hour, int64_t jvm, int64_t measure,
+                const std::vector<StackWeight>& samples) {
+    if (!insert_hour_)
+      insert_hour_ = std::make_unique<Statement>(
+          db_,
+          "INSERT OR REPLACE INTO hour_samples(hour_ms, jvm_id, measure, total, samples) "
+          "VALUES(?1, ?2, ?3, ?4, ?5)",
+          where("write"));
+    insert_hour_->bind(1, hour).bind(2, jvm).bind(3, measure);
+    insert_hour_->bind(4, static_cast<int64_t>(total_weight(samples)));
+    insert_hour_->bind_blob(5, encode_samples(samples)).run();
+  }
+
+  // hour_samples before `end_hour` (an hour's start) made again from the periods: after
+  // retention deleted some, and by the 3 -> 4 migration. The periods are read in (JVM, start)
+  // order, so that one (JVM, hour) at a time is held in memory.
+  void rebuild_hours_before(int64_t end_hour) {
+    Statement del(db_, "DELETE FROM hour_samples WHERE hour_ms < ?1", where("rebuild hours"));
+    del.bind(1, end_hour).run();
+    Statement periods(db_,
+                      "SELECT p.id, p.jvm_id, p.start_ms, s.measure, s.samples FROM periods p JOIN "
+                      "period_samples s ON s.period_id = p.id WHERE p.start_ms < ?1 ORDER BY "
+                      "p.jvm_id, p.start_ms",
+                      where("rebuild hours"));
+    periods.bind(1, end_hour);
+    int64_t jvm = -1, hour = 0;
+    std::map<int64_t, std::vector<StackWeight>> merged;  // by measure
+    auto flush = [&] {
+      for (const auto& [measure, samples] : merged) put_hour(hour, jvm, measure, samples);
+      merged.clear();
+    };
+    while (periods.step()) {
+      if (periods.integer(1) != jvm || hour_floor(periods.integer(2)) != hour) {
+        flush();
+        jvm = periods.integer(1);
+        hour = hour_floor(periods.integer(2));
+      }
+      auto& into = merged[periods.integer(3)];
+      into = merge_samples(into, decode(periods.integer(0), periods.blob_view(4)));
+    }
+    flush();
+  }
+
+  std::vector<StackWeight> decode_hour(int64_t hour, std::string_view blob) {
+    try {
+      return decode_samples(blob);
+    } catch (const StoreError& e) {
+      throw StoreError(where("read hour " + std::to_string(hour)) + ": " + e.what());
     }
   }
 
@@ -571,7 +679,9 @@ class SqliteBackend final : public Backend {
   std::unordered_map<int64_t, std::vector<std::string>> stack_frames_;
   std::unordered_map<int64_t, std::string> frame_names_;
   std::unique_ptr<Statement> insert_jvm_, select_jvm_, insert_label_, insert_frame_, select_frame_,
-      insert_stack_, select_stack_, insert_period_, insert_samples_;
+      insert_stack_, select_stack_, insert_period_, insert_samples_, insert_hour_;
+  // What the batch being written adds to each (hour, JVM, measure): stack id -> weight.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<int64_t, uint64_t>> hour_adds_;
 };
 
 }  // namespace

@@ -209,6 +209,147 @@ TEST(PostgresStore, DownsamplingKeepsSums) {
   EXPECT_TRUE(s->query(range(hour, hour + kHour)).empty());
 }
 
+// One number from the database (a count of partitions, rows).
+int64_t scalar(const std::string& db, const std::string& text) {
+  PGconn* c = PQconnectdb(PostgresServer::uri(db).c_str());
+  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PGresult* r = PQexec(c, text.c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQresultErrorMessage(r);
+  const int64_t v = PQntuples(r) == 1 ? std::atoll(PQgetvalue(r, 0, 0)) : -1;
+  PQclear(r);
+  PQfinish(c);
+  return v;
+}
+
+int64_t partitions(const std::string& db, const std::string& table) {
+  return scalar(db, "SELECT COUNT(*) FROM pg_inherits WHERE inhparent = '" + table + "'::regclass");
+}
+
+uint64_t total(const std::map<std::string, uint64_t>& stacks) {
+  uint64_t sum = 0;
+  for (const auto& [k, v] : stacks) sum += v;
+  return sum;
+}
+
+TEST(PostgresStore, RetentionDropsWholeDayPartitionsAndKeepsSums) {
+  REQUIRE_SERVER();
+  const std::string uri = database("retention_partitions");
+  auto a = store::open_store(uri);
+  auto b = store::open_store(uri);
+  const int64_t d0 = (kNow / kDay - 5) * kDay;  // four UTC days from d0, one partition each
+  auto day_periods = [&](int day, int64_t offset, uint64_t seed) {
+    for (uint64_t k = 0; k < 30; ++k)
+      a->append(
+          period("alpha", "checkout", d0 + day * kDay + offset + int64_t(k) * 10'000, seed + k));
+  };
+  for (int day = 0; day < 4; ++day) day_periods(day, 6 * kHour, 100 * day);
+  day_periods(2, 1 * kHour, 7);  // day 2: ends before the cut, deleted row by row
+  // Starts on day 1 and ends on day 2, still before the cut: day 1 is wholly older.
+  a->append(period("alpha", "checkout", d0 + 2 * kDay - 5'000, 3));
+  a->flush();
+  b->append(period("beta", "search", d0 + 6 * kHour, 5));  // b now knows day 0's partition
+  b->flush();
+  ASSERT_EQ(a->stats().committed, 151u) << a->stats().last_error;
+  ASSERT_EQ(b->stats().committed, 1u) << b->stats().last_error;
+  ASSERT_EQ(partitions("retention_partitions", "periods"), 4);
+  ASSERT_EQ(partitions("retention_partitions", "period_samples"), 4);
+  const auto kept_before = folded(a->query(range(d0 + 2 * kDay + 3 * kHour, d0 + 4 * kDay)));
+  ASSERT_GT(total(kept_before), 0u);
+
+  // The cut at day 2, 03:00: days 0 and 1 go whole, day 2 keeps what ended after the cut.
+  const int64_t cut = d0 + 2 * kDay + 3 * kHour;
+  store::RetentionPolicy policy;
+  policy.retention_ms = kDay;
+  EXPECT_EQ(a->maintain(policy, cut + kDay).periods_deleted, 31u + 31u + 30u);
+  EXPECT_EQ(partitions("retention_partitions", "periods"), 2);
+  EXPECT_EQ(partitions("retention_partitions", "period_samples"), 2);
+  EXPECT_EQ(scalar("retention_partitions",
+                   "SELECT COUNT(*) FROM periods WHERE end_ms < " + std::to_string(cut)),
+            0);
+  EXPECT_TRUE(a->query(range(d0, cut)).empty());
+  EXPECT_EQ(folded(a->query(range(d0 + 2 * kDay + 3 * kHour, d0 + 4 * kDay))), kept_before);
+  EXPECT_EQ(folded(b->query(range(d0, d0 + 4 * kDay))), kept_before);
+
+  // A late period for a dropped day from the collector that had made its partition: written
+  // (the partition is made again), not failed.
+  b->append(period("beta", "search", d0 + 7 * kHour, 9));
+  b->flush();
+  EXPECT_EQ(b->stats().committed, 2u) << b->stats().last_error;
+  EXPECT_EQ(b->stats().failed, 0u) << b->stats().last_error;
+  EXPECT_EQ(total(folded(a->query(range(d0, d0 + kDay)))), 10u + 9 + 1 + 9 % 5);
+  EXPECT_EQ(a->maintain(policy, cut + kDay).periods_deleted, 1u);
+  EXPECT_EQ(partitions("retention_partitions", "periods"), 2);
+
+  // Downsampling what is left into minutes and hours keeps every sum.
+  policy.retention_ms = 30 * kDay;
+  EXPECT_GT(a->maintain(policy, d0 + 12 * kDay).periods_merged, 0u);
+  EXPECT_EQ(folded(a->query(range(d0 + 2 * kDay, d0 + 4 * kDay))), kept_before);
+  EXPECT_EQ(scalar("retention_partitions", "SELECT COUNT(*) FROM periods WHERE resolution_ms = 0"),
+            0);
+}
+
+TEST(PostgresStore, QueriesOverWholeHoursEqualThePlainMergeOfTheirPeriods) {
+  REQUIRE_SERVER();
+  const std::string uri = database("hours");
+  auto a = store::open_store(uri);
+  auto b = store::open_store(uri);
+  // Two JVMs over four hours and a bit, across a day boundary; each period also written in
+  // part through the other collector later (late periods into hours already written).
+  const int64_t h0 = (kNow / kDay - 3) * kDay - 2 * kHour;
+  std::vector<store::Period> periods;
+  for (int64_t t = h0 + 20 * 60'000; t < h0 + 4 * kHour + 10 * 60'000; t += 10'000) {
+    periods.push_back(period("alpha", "checkout", t, static_cast<uint64_t>(t / 10'000 % 89)));
+    periods.push_back(period("beta", "search", t, static_cast<uint64_t>(t / 10'000 % 13)));
+  }
+  for (size_t i = 0; i < periods.size(); ++i) (i % 3 ? a : b)->append(periods[i]);
+  a->flush();
+  b->flush();
+  ASSERT_EQ(a->stats().committed + b->stats().committed, periods.size())
+      << a->stats().last_error << b->stats().last_error;
+  auto merged = [&](int64_t from, int64_t to, const std::string& service, int64_t ended_after) {
+    std::map<std::string, uint64_t> out;
+    for (const auto& p : periods)
+      if (p.start_ms >= from && p.start_ms < to && p.end_ms >= ended_after &&
+          (service.empty() || p.jvm.labels.at("service") == service))
+        for (const auto& [k, v] : folded(p.stacks.at(Measure::kCpuSamples))) out[k] += v;
+    return out;
+  };
+  // Windows of 30 minutes never hold a whole hour: the plain merge of the periods.
+  auto windows = [&](int64_t from, int64_t to) {
+    std::map<std::string, uint64_t> out;
+    for (int64_t t = from; t < to; t += kHour / 2)
+      for (const auto& [k, v] : folded(a->query(range(t, std::min(to, t + kHour / 2)))))
+        out[k] += v;
+    return out;
+  };
+  const std::pair<int64_t, int64_t> ranges[] = {{h0, h0 + 5 * kHour},
+                                                {h0 + 25 * 60'000, h0 + 3 * kHour + 7 * 60'000},
+                                                {h0 + kHour, h0 + 2 * kHour}};
+  for (const auto& [from, to] : ranges) {
+    const auto want = merged(from, to, "", INT64_MIN);
+    EXPECT_EQ(folded(a->query(range(from, to))), want) << from - h0 << ".." << to - h0;
+    EXPECT_EQ(folded(b->query(range(from, to))), want) << from - h0 << ".." << to - h0;
+    EXPECT_EQ(windows(from, to), want) << from - h0 << ".." << to - h0;
+    auto q = range(from, to);
+    q.match = {{"service", "search"}};
+    EXPECT_EQ(folded(a->query(q)), merged(from, to, "search", INT64_MIN));
+  }
+  EXPECT_GT(scalar("hours", "SELECT COUNT(*) FROM hour_samples"), 0);
+
+  // Retention with its cut inside an hour (the day before is dropped whole), then downsampling:
+  // whole hours still equal the merge of the periods that were kept.
+  const int64_t cut = h0 + 2 * kHour + 17 * 60'000;
+  store::RetentionPolicy policy;
+  policy.retention_ms = kDay;
+  EXPECT_GT(a->maintain(policy, cut + kDay).periods_deleted, 0u);
+  EXPECT_EQ(folded(a->query(range(h0, h0 + 5 * kHour))), merged(h0, h0 + 5 * kHour, "", cut));
+  policy.retention_ms = 0;
+  EXPECT_GT(a->maintain(policy, h0 + 10 * kDay).periods_merged, 0u);
+  EXPECT_EQ(folded(b->query(range(h0, h0 + 5 * kHour))), merged(h0, h0 + 5 * kHour, "", cut));
+  EXPECT_EQ(folded(b->query(range(h0 + 3 * kHour, h0 + 4 * kHour))),
+            merged(h0 + 3 * kHour, h0 + 4 * kHour, "", cut));
+}
+
 TEST(PostgresStore, MigratesAFirstVersionStore) {
   REQUIRE_SERVER();
   const std::string uri = database("migrate");

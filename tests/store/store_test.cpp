@@ -474,7 +474,109 @@ TEST(Store, MigratesASecondVersionStoreToSampleBlobs) {
   // One row per (period, measure) and the old table gone.
   EXPECT_EQ(count_rows(path, "period_samples"), 3);
   EXPECT_EQ(count_rows(path, "sqlite_master WHERE name = 'samples'"), 0);
-  EXPECT_EQ(count_rows(path, "meta WHERE value = '3'"), 1);
+  EXPECT_EQ(
+      count_rows(path, "meta WHERE value = '" + std::to_string(store::kSqliteSchemaVersion) + "'"),
+      1);
+  // The 3 -> 4 step made the hour's blob: a query over the whole hour reads it.
+  s = store::open_store(path);
+  EXPECT_EQ(folded(s->query(range(0, kHour))),
+            (std::map<std::string, uint64_t>{{"main;hot", 42}, {"main;cold", 3}, {"main", 201}}));
+  s.reset();
+  EXPECT_EQ(count_rows(path, "hour_samples"), 2);
+}
+
+// Periods of three JVMs over four hours, with what each adds, for the plain merge.
+struct HourlyFleet {
+  std::vector<store::Period> periods;
+  std::map<std::string, uint64_t> merged(int64_t from, int64_t to, const std::string& service,
+                                         int64_t ended_after = INT64_MIN) const {
+    std::map<std::string, uint64_t> out;
+    for (const auto& p : periods)
+      if (p.start_ms >= from && p.start_ms < to && p.end_ms >= ended_after &&
+          (service.empty() || p.jvm.labels.at("service") == service))
+        for (const auto& [k, v] : folded(p.stacks.at(Measure::kCpuSamples))) out[k] += v;
+    return out;
+  }
+};
+
+HourlyFleet hourly_fleet(int64_t first_hour) {
+  HourlyFleet f;
+  const store::JvmIdentity jvms[] = {jvm("h1", 1, "checkout"), jvm("h2", 2, "checkout"),
+                                     jvm("h3", 3, "search")};
+  // From 20 minutes into the first hour to 10 minutes into the fifth: whole hours and ends.
+  for (int64_t t = first_hour + 20 * 60'000; t < first_hour + 4 * kHour + 10 * 60'000; t += 10'000)
+    for (int j = 0; j < 3; ++j) {
+      auto p = period(jvms[j], t, static_cast<uint64_t>((t / 10'000) % 97 + j));
+      // A stack of its own every few periods, so that hours differ in their stacks too.
+      if ((t / 10'000) % 7 == 0)
+        p.stacks[Measure::kCpuSamples].push_back(
+            stack({"main", "rare" + std::to_string(t / 10'000 % 5)}, 3 + j));
+      f.periods.push_back(std::move(p));
+    }
+  return f;
+}
+
+// Merges of 30-minute windows added up: never a whole hour, so never the hour blobs.
+std::map<std::string, uint64_t> windows_merged(store::ProfileStore& s, int64_t from, int64_t to,
+                                               const std::string& service) {
+  std::map<std::string, uint64_t> out;
+  for (int64_t t = from; t < to; t += kHour / 2) {
+    auto q = range(t, std::min(to, t + kHour / 2));
+    if (!service.empty()) q.match = {{"service", service}};
+    for (const auto& [k, v] : folded(s.query(q))) out[k] += v;
+  }
+  return out;
+}
+
+TEST(Store, QueriesOverWholeHoursEqualThePlainMergeOfTheirPeriods) {
+  TempDir dir;
+  const std::string path = dir.file("hours.db");
+  const int64_t h0 = (kNow - 3 * kDay) / kHour * kHour;
+  const HourlyFleet fleet = hourly_fleet(h0);
+  {
+    auto s = store::open_store(path);
+    // Every other period first, the rest later in small batches: an hour's blob is added to
+    // after it was first written, as late periods do.
+    for (size_t i = 0; i < fleet.periods.size(); i += 2) s->append(fleet.periods[i]);
+    s->flush();
+    for (size_t i = 1; i < fleet.periods.size(); i += 2) {
+      s->append(fleet.periods[i]);
+      if (i % 64 == 1) s->flush();
+    }
+    s->flush();
+    ASSERT_EQ(s->stats().committed, fleet.periods.size()) << s->stats().last_error;
+  }
+  auto s = store::open_store(path);  // and across a restart
+  const std::pair<int64_t, int64_t> ranges[] = {
+      {h0, h0 + 5 * kHour},                             // whole hours only
+      {h0 + 25 * 60'000, h0 + 3 * kHour + 7 * 60'000},  // ends on both sides
+      {h0 + kHour, h0 + 2 * kHour},                     // one hour
+      {h0 - kDay, h0 + kDay}};                          // beyond the data
+  for (const auto& [from, to] : ranges)
+    for (const std::string service : {"", "checkout", "search"}) {
+      auto q = range(from, to);
+      if (!service.empty()) q.match = {{"service", service}};
+      const auto want = fleet.merged(from, to, service);
+      ASSERT_FALSE(want.empty());
+      EXPECT_EQ(folded(s->query(q)), want) << from - h0 << ".." << to - h0 << " " << service;
+      if (to - from <= 5 * kHour) {
+        EXPECT_EQ(windows_merged(*s, from, to, service), want) << from - h0 << " " << service;
+      }
+    }
+  EXPECT_GT(count_rows(path, "hour_samples"), 0);
+
+  // Retention with its cut inside an hour: that hour's blob is made again from what is left.
+  const int64_t cut = h0 + 2 * kHour + 17 * 60'000;
+  store::RetentionPolicy policy;
+  policy.retention_ms = kDay;
+  EXPECT_GT(s->maintain(policy, cut + kDay).periods_deleted, 0u);
+  EXPECT_EQ(folded(s->query(range(h0, h0 + 5 * kHour))), fleet.merged(h0, h0 + 5 * kHour, "", cut));
+  // Downsampling into minutes and hours keeps every whole hour's sum.
+  policy.retention_ms = 0;
+  EXPECT_GT(s->maintain(policy, h0 + 10 * kDay).periods_merged, 0u);
+  EXPECT_EQ(folded(s->query(range(h0, h0 + 5 * kHour))), fleet.merged(h0, h0 + 5 * kHour, "", cut));
+  EXPECT_EQ(folded(s->query(range(h0 + 3 * kHour, h0 + 4 * kHour))),
+            fleet.merged(h0 + 3 * kHour, h0 + 4 * kHour, "", cut));
 }
 
 TEST(Store, DamagedSampleBlobGivesOneErrorNotACrash) {
