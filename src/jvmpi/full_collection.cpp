@@ -1,97 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "full_collection.h"
 
-#include <dlfcn.h>
 #include <jvmti.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <mutex>
 
-#include "allocation_events.h"
+#include "hotspot_vm_structs.h"
 #include "jvmti_access.h"
 #include "log.h"
 
 namespace jvmpi::full_collection {
 namespace {
 
-// HotSpot's management interface, the table libmanagement calls (JVM_GetManagement, jmm.h): the
-// entries up to SetVMGlobal, whose order is the same from JMM_VERSION_3 (JDK 14) to JDK 25.
-// MaxHeapFreeRatio is a manageable flag, which this interface may change while the VM runs (as
-// HotSpotDiagnosticMXBean.setVMOption and `jcmd VM.set_flag` do) without running Java code.
-constexpr jint kManagementVersion = 0x20030000;  // JMM_VERSION_3
-constexpr jint kVmGlobalTypeLong = 3;            // JMM_VMGLOBAL_TYPE_JLONG
-
-struct VmGlobal {  // jmmVMGlobal
-  jstring name;
-  jvalue value;
-  jint type;
-  jint origin;
-  unsigned int writeable : 1;
-  unsigned int external : 1;
-  unsigned int reserved : 30;
-  void* reserved1;
-  void* reserved2;
-};
-
-struct ManagementInterface {
-  void* reserved1;
-  void* reserved2;
-  jint(JNICALL* GetVersion)(JNIEnv*);
-  void* get_optional_support_to_get_vm_global_names[16];
-  jint(JNICALL* GetVMGlobals)(JNIEnv*, jobjectArray, VmGlobal*, jint);
-  void* get_internal_thread_times_to_find_deadlocks[11];
-  void(JNICALL* SetVMGlobal)(JNIEnv*, jstring, jvalue);
-};
-
-constexpr jlong kNoShrinking = 100;
+constexpr uintptr_t kNoShrinking = 100;  // percent of the heap that may be free after a collection
 
 std::mutex g_lock;  // one collection with the flag held at a time
-std::atomic<bool> g_warned{false};
 
-void warn_once(const char* why) {
-  if (!g_warned.exchange(true)) {
-    log_warning(
-        "cannot hold MaxHeapFreeRatio during a forced collection (%s): the VM may shrink "
-        "the heap",
-        why);
-  }
-}
-
-const ManagementInterface* management(JNIEnv* jni) {
-  using GetManagement = void*(JNICALL*)(jint);
-  auto get = reinterpret_cast<GetManagement>(dlsym(RTLD_DEFAULT, "JVM_GetManagement"));
-  if (get == nullptr) return nullptr;
-  auto* jmm = static_cast<const ManagementInterface*>(get(kManagementVersion));
-  if (jmm == nullptr || jmm->GetVersion == nullptr || jmm->GetVersion(jni) != kManagementVersion) {
+// Where this VM keeps MaxHeapFreeRatio (a uintx), found in HotSpot's flag table as its
+// Serviceability Agent finds flags (JVMFlag::flags, numFlags, _name, _addr); null when the VM does
+// not describe it. The flag is manageable (`jcmd VM.set_flag` may change it while the VM runs) and
+// is read by the collector inside its collection, after this thread has written it.
+uintptr_t* find_flag() {
+  uintptr_t table_address = 0, count_address = 0;
+  uint64_t name_offset = 0, value_offset = 0, entry_size = 0;
+  if (!hotspot_vm_structs::static_address("JVMFlag", "flags", &table_address) ||
+      !hotspot_vm_structs::static_address("JVMFlag", "numFlags", &count_address) ||
+      !hotspot_vm_structs::field_offset("JVMFlag", "_name", &name_offset) ||
+      !hotspot_vm_structs::field_offset("JVMFlag", "_addr", &value_offset) ||
+      !hotspot_vm_structs::type_size("JVMFlag", &entry_size) || entry_size == 0) {
     return nullptr;
   }
-  return jmm;
+  const char* entry = nullptr;
+  size_t count = 0;
+  std::memcpy(&entry, reinterpret_cast<const void*>(table_address), sizeof entry);
+  std::memcpy(&count, reinterpret_cast<const void*>(count_address), sizeof count);
+  if (entry == nullptr || count > 100000) return nullptr;
+  for (size_t i = 0; i < count; ++i, entry += entry_size) {
+    const char* name = nullptr;
+    std::memcpy(&name, entry + name_offset, sizeof name);
+    if (name == nullptr || std::strcmp(name, "MaxHeapFreeRatio") != 0) continue;
+    void* value = nullptr;
+    std::memcpy(&value, entry + value_offset, sizeof value);
+    return static_cast<uintptr_t*>(value);
+  }
+  return nullptr;
 }
 
-bool cleared(JNIEnv* jni) {
-  if (!jni->ExceptionCheck()) return false;
-  jni->ExceptionClear();
-  return true;
-}
-
-// The flag's value, or -1 when it cannot be read or is not a writeable number.
-jlong read_flag(JNIEnv* jni, const ManagementInterface* jmm, jstring name) {
-  jobjectArray names = jni->NewObjectArray(1, jni->GetObjectClass(name), name);
-  if (names == nullptr || cleared(jni)) return -1;
-  VmGlobal global{};
-  const jint found = jmm->GetVMGlobals(jni, names, &global, 1);
-  const bool failed = cleared(jni);
-  jni->DeleteLocalRef(names);
-  if (global.name != nullptr) jni->DeleteLocalRef(global.name);
-  if (failed || found != 1 || global.type != kVmGlobalTypeLong || !global.writeable) return -1;
-  return global.value.j;
-}
-
-bool write_flag(JNIEnv* jni, const ManagementInterface* jmm, jstring name, jlong value) {
-  jvalue v{};
-  v.j = value;
-  jmm->SetVMGlobal(jni, name, v);
-  return !cleared(jni);
+uintptr_t* flag() {
+  static uintptr_t* const address = find_flag();
+  return address;
 }
 
 bool collect() {
@@ -100,30 +60,22 @@ bool collect() {
 
 }  // namespace
 
-bool run(JNIEnv* jni) {
-  if (jni == nullptr) return collect();
-  // The few objects made here (the flag's name) are the runtime's, not the program's.
-  allocation_events::InternalAllocations internal;
+bool run() {
   std::lock_guard<std::mutex> lock(g_lock);
-  const ManagementInterface* jmm = management(jni);
-  if (jmm == nullptr) {
-    warn_once("the VM offers no management interface of JMM_VERSION_3");
+  uintptr_t* ratio = flag();
+  if (ratio == nullptr || *ratio > kNoShrinking) {
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      log_warning(
+          "this VM does not show where MaxHeapFreeRatio is: a forced collection may shrink "
+          "the heap");
+    }
     return collect();
   }
-  jstring name = jni->NewStringUTF("MaxHeapFreeRatio");
-  if (name == nullptr || cleared(jni)) {
-    warn_once("out of memory");
-    return collect();
-  }
-  const jlong before = read_flag(jni, jmm, name);
-  const bool held =
-      before >= 0 && (before == kNoShrinking || write_flag(jni, jmm, name, kNoShrinking));
-  if (!held) warn_once("the flag is not writeable here");
+  const uintptr_t before = *ratio;
+  *ratio = kNoShrinking;
   const bool ran = collect();
-  if (held && before != kNoShrinking && !write_flag(jni, jmm, name, before)) {
-    log_warning("could not restore MaxHeapFreeRatio to %lld", static_cast<long long>(before));
-  }
-  jni->DeleteLocalRef(name);
+  *ratio = before;
   return ran;
 }
 

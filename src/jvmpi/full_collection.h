@@ -7,13 +7,11 @@
 // collecting more often long after it detached (docs/attach.md, "Speed after detaching").
 #pragma once
 
-#include <jni.h>
-
 namespace jvmpi::full_collection {
 
-// Collects with MaxHeapFreeRatio held at 100 (no shrinking) and restores the flag's value after;
-// when the VM's management interface cannot change the flag, warns once and collects anyway.
-// True when the collection ran.
-bool run(JNIEnv* jni);
+// Collects with MaxHeapFreeRatio held at 100 (nothing to give back) and restores the flag's value
+// after; when the VM does not show where the flag is, warns once and collects anyway. True when
+// the collection ran.
+bool run();
 
 }  // namespace jvmpi::full_collection

@@ -29,7 +29,7 @@ void enable_gc() {
 }
 
 void run_gc() {
-  full_collection::run(current_jni_env());
+  full_collection::run();
 }
 
 jobjectID get_method_class(jmethodID method) {
