@@ -49,7 +49,8 @@ def run_once(java, classes, javac_args, iterations, record=None):
     compilation. Returns (CPU seconds of the whole run, CPU seconds during the recording or
     None)."""
     jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
-                           + javac_args, stdout=subprocess.PIPE, text=True)
+                           + javac_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
     window = None
     try:
         first = jvm.stdout.readline()
