@@ -126,7 +126,7 @@ def main():
                 cpu[k].append(total)
                 if k == "P":
                     with open(report) as f:
-                        m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)\)", f.read())
+                        m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)", f.read())
                     if m is None:
                         sys.exit("round %d: the report has no CPU SAMPLES" % r)
                     windows.append(window)
