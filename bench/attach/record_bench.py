@@ -15,7 +15,8 @@
    units per CPU-second of the whole process (every thread, the collector's and the JIT's too):
    on a shared machine a JVM gets a varying share of the CPUs in its MS ms of wall time, while
    the work one CPU-second does varies much less, and a cost left behind (more collections, worse
-   code) still shows in it.
+   code) still shows in it. Last, each JVM's committed heap and its collections during the
+   rounds: what no scheduling noise changes (a heap a forced collection shrank shows here).
 
   python3 bench/attach/record_bench.py --build build [--jdk HOME] [--rounds R] [--run-ms MS]
       [--sessions 'OPTIONS;OPTIONS...'] [--skip-attach-time]"""
@@ -94,6 +95,7 @@ def throughput(jvmprof, java, classes, extra, rounds, run_ms, work, sessions):
         # One untimed run each after P's sessions: P recompiles what its instrumentation changed.
         for k in jvms:
             ask(jvms[k], "run %d" % run_ms, "UNITS")
+        stats_before = {k: ask_line(jvms[k], "stats", "STATS") for k in jvms}
         units = {k: [] for k in jvms}
         per_cpu_s = {k: [] for k in jvms}
         order = list(jvms)
@@ -102,7 +104,13 @@ def throughput(jvmprof, java, classes, extra, rounds, run_ms, work, sessions):
                 words = ask_line(jvms[k], "run %d" % run_ms, "UNITS")
                 units[k].append(int(words[1]))
                 per_cpu_s[k].append(int(words[1]) / (int(words[2]) / 1e9))
-        return units, per_cpu_s
+        heaps = {}
+        for k in jvms:
+            after = ask_line(jvms[k], "stats", "STATS")
+            heaps[k] = (int(stats_before[k][1]) >> 20, int(after[1]) >> 20,
+                        int(after[2]) - int(stats_before[k][2]),
+                        int(after[3]) - int(stats_before[k][3]))
+        return units, per_cpu_s, heaps
     finally:
         for jvm in jvms.values():
             jvm.stdin.close()
@@ -142,8 +150,8 @@ def main():
             times = time_to_profile(jvmprof, java, classes, extra, a.rounds, work)
             print("time from `jvmprof attach` to profiling running (%d rounds): median %.3f s, "
                   "max %.3f s" % (len(times), statistics.median(times), max(times)))
-        units, per_cpu_s = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms, work,
-                                      sessions)
+        units, per_cpu_s, heaps = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms,
+                                             work, sessions)
         names = {"N": "never attached", "P": "profiled (" + ", then ".join(sessions) + "), stopped",
                  "N'": "never attached (A/A)"}
         for title, values in (("median units of work in %d ms" % a.run_ms, units),
@@ -159,6 +167,11 @@ def main():
             for k in ("N", "P", "N'"):
                 print("| %s | %s | %d | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
                                                           per_round[k]))
+        print("| row | committed heap before the rounds, MiB | after | collections in the rounds "
+              "| their ms |")
+        print("|---|---|---|---|---|")
+        for k in ("N", "P", "N'"):
+            print("| %s | %d | %d | %d | %d |" % ((k,) + heaps[k]))
         print("every run's units: " + "; ".join("%s %s" % (k, units[k]) for k in units))
         print("1-minute load average %.2f at the start, %.2f at the end" %
               (load, os.getloadavg()[0]))

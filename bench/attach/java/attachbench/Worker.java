@@ -3,6 +3,7 @@ package attachbench;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.HashMap;
 import java.util.Map;
@@ -11,7 +12,8 @@ import java.util.Map;
 // Each line "run MS" on stdin runs units of work (small methods, allocation, a map: code that
 // method-entry instrumentation and allocation tracking would slow down) for MS ms of wall time
 // and prints "UNITS n CPU-NS", the units done and the CPU time the whole process (every thread:
-// the JIT's and the collector's too) used meanwhile; "burn" starts a thread that works until stdin closes (for a profiler to
+// the JIT's and the collector's too) used meanwhile; "stats" prints "STATS committed-heap-bytes
+// collections collection-ms" (the heap's capacity now, the collections so far); "burn" starts a thread that works until stdin closes (for a profiler to
 // sample). Warms up (JIT) for 3 s, then prints "ready".
 public class Worker {
   static volatile long sink;
@@ -59,6 +61,14 @@ public class Worker {
         long cpu = processCpuNanos();
         long units = runFor(Long.parseLong(w[1]));
         System.out.println("UNITS " + units + " " + (processCpuNanos() - cpu));
+      } else if (w[0].equals("stats")) {
+        long collections = 0, collectionMs = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+          collections += Math.max(0, gc.getCollectionCount());
+          collectionMs += Math.max(0, gc.getCollectionTime());
+        }
+        System.out.println("STATS " + Runtime.getRuntime().totalMemory() + " " + collections + " "
+            + collectionMs);
       } else if (w[0].equals("burn")) {
         Thread t = new Thread(() -> {
           while (true) sink += runFor(1000);
