@@ -116,7 +116,7 @@ def main():
         load = os.getloadavg()[0]
         began = time.time()
         cpu = {"N": [], "P": [], "N'": []}
-        windows, samples = [], []
+        windows, samples, counts = [], [], []
         order = list(cpu)
         for r in range(a.rounds):
             for k in order[r % 3:] + order[:r % 3]:
@@ -126,11 +126,12 @@ def main():
                 cpu[k].append(total)
                 if k == "P":
                     with open(report) as f:
-                        m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)", f.read())
+                        m = re.search(r"CPU SAMPLES BEGIN \(total = (\d+)(.*)\)", f.read())
                     if m is None:
                         sys.exit("round %d: the report has no CPU SAMPLES" % r)
                     windows.append(window)
                     samples.append(int(m.group(1)))
+                    counts.append(m.group(2).strip(", "))
         med = {k: statistics.median(v) for k, v in cpu.items()}
         per_round = {k: statistics.median(x / n for x, n in zip(cpu[k], cpu["N"])) for k in cpu}
         print("javac loop: %d compilations of %d generated classes per run, %d rounds, JDK %s"
@@ -153,6 +154,7 @@ def main():
               % (statistics.median(samples),
                  statistics.median(s / w for s, w in zip(samples, windows)),
                  ", ".join("%d/%.1fs" % (s, w) for s, w in zip(samples, windows))))
+        print("HPROF's counts beside each total: " + "; ".join(counts))
         print("every run's CPU s: " + "; ".join("%s %s" % (k, ["%.2f" % x for x in cpu[k]])
                                                 for k in cpu))
         print("1-minute load average %.2f at the start, %.2f at the end; %.0f s in all"
