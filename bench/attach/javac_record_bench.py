@@ -17,7 +17,9 @@ thread, from wait4) is compared: P/N is the cost of the recording spread over th
 divided by the CPU the JVM used while it was recorded is the cost per recorded CPU-second. Samples
 per CPU-second: the CPU SAMPLES total of P's report over the CPU the JVM used between the start
 and the end of `jvmprof record` (at 10 ms, 100 if every thread's every 10 ms of CPU is sampled).
-A run in which javac ends before the recording does fails the bench (raise --iterations).
+The window includes the attach and the stop, so the samples are also given per CPU-second of the
+SECONDS profiled, estimated from the window's CPU rate. A run in which javac ends before the
+recording does fails the bench (raise --iterations).
 
   python3 bench/attach/javac_record_bench.py --build build [--jdk HOME] [--rounds R]
       [--iterations N] [--duration S] [--interval MS] [--packages P] [--classes C]"""
@@ -46,8 +48,8 @@ def process_cpu_seconds(pid):
 
 def run_once(java, classes, javac_args, iterations, record=None):
     """One javac loop; `record` (jvmprof, seconds, options, report) records it after the first
-    compilation. Returns (CPU seconds of the whole run, CPU seconds during the recording or
-    None)."""
+    compilation. Returns (CPU seconds of the whole run, (CPU seconds, wall seconds) of the JVM
+    while `jvmprof record` ran, or None)."""
     jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
                            + javac_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                            text=True)
@@ -59,13 +61,14 @@ def run_once(java, classes, javac_args, iterations, record=None):
         if record is not None:
             jvmprof, seconds, options, report = record
             start = process_cpu_seconds(jvm.pid)
+            began = time.monotonic()
             r = subprocess.run([jvmprof, "record", str(jvm.pid), "-d", str(seconds), "-o", report,
                                 options], capture_output=True, text=True)
             end = process_cpu_seconds(jvm.pid)
             if r.returncode != 0 or jvm.poll() is not None or start is None or end is None:
                 sys.exit("the recording did not end while javac ran (raise --iterations): %s%s"
                          % (r.stdout, r.stderr))
-            window = end - start
+            window = (end - start, time.monotonic() - began)
         rest = jvm.stdout.read()
         if "DONE" not in rest:
             sys.exit("javac did not finish: %r" % rest[-200:])
@@ -146,14 +149,22 @@ def main():
         for k in ("N", "P", "N'"):
             print("| %s | %s | %.2f | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
                                                        per_round[k]))
-        window = statistics.median(windows)
-        print("recorded: median %.2f CPU s of the JVM while `jvmprof record` ran; added CPU per "
-              "recorded CPU-second (P - N medians over it) %.3f; A/A (N' - N) over it %.3f"
-              % (window, (med["P"] - med["N"]) / window, (med["N'"] - med["N"]) / window))
-        print("samples: median %d per recording, %.1f per CPU-second recorded (every run: %s)"
+        window = statistics.median(w[0] for w in windows)
+        print("recorded: median %.2f CPU s of the JVM while `jvmprof record` ran (%.1f s of wall "
+              "time for -d %d: the attach and the stop besides); added CPU per recorded "
+              "CPU-second (P - N medians over it) %.3f; A/A (N' - N) over it %.3f"
+              % (window, statistics.median(w[1] for w in windows), a.duration,
+                 (med["P"] - med["N"]) / window, (med["N'"] - med["N"]) / window))
+        # The sampler runs for the -d seconds only; the CPU of those is estimated from the whole
+        # window's CPU rate (javac's use of the CPU is even over a compilation).
+        print("samples: median %d per recording, %.1f per CPU-second of the whole window, %.1f "
+              "per CPU-second of the %d s profiled (estimated; every run: %s)"
               % (statistics.median(samples),
-                 statistics.median(s / w for s, w in zip(samples, windows)),
-                 ", ".join("%d/%.1fs" % (s, w) for s, w in zip(samples, windows))))
+                 statistics.median(s / w[0] for s, w in zip(samples, windows)),
+                 statistics.median(s / (w[0] * a.duration / w[1]) for s, w in zip(samples, windows)),
+                 a.duration,
+                 ", ".join("%d/%.1f CPU s/%.1f s" % (s, w[0], w[1])
+                           for s, w in zip(samples, windows))))
         print("HPROF's counts beside each total: " + "; ".join(counts))
         print("every run's CPU s: " + "; ".join("%s %s" % (k, ["%.2f" % x for x in cpu[k]])
                                                 for k in cpu))
