@@ -11,7 +11,12 @@
    first (a cpu=times session, whose instrumentation of every loaded class must be undone, then
    cpu=samples,heap=sites,monitor=y, each under load). Each round asks each JVM in a rotating
    order for MS ms of work ("run MS", one JVM working at a time); the table gives the median
-   units of work, P/N (the target: within 2 %) and N'/N (the noise).
+   units of work, P/N (the target: within 2 %) and N'/N (the noise). A second table gives the
+   units per CPU-second of the whole process (every thread, the collector's and the JIT's too):
+   on a shared machine a JVM gets a varying share of the CPUs in its MS ms of wall time, while
+   the work one CPU-second does varies much less, and a cost left behind (more collections, worse
+   code) still shows in it. Last, each JVM's committed heap and its collections during the
+   rounds: what no scheduling noise changes (a heap a forced collection shrank shows here).
 
   python3 bench/attach/record_bench.py --build build [--jdk HOME] [--rounds R] [--run-ms MS]
       [--sessions 'OPTIONS;OPTIONS...'] [--skip-attach-time]"""
@@ -35,13 +40,18 @@ def start_worker(java, classes, extra=()):
     return jvm
 
 
-def ask(jvm, command, prefix):
+def ask_line(jvm, command, prefix):
     jvm.stdin.write(command + "\n")
     jvm.stdin.flush()
     line = jvm.stdout.readline()
     if not line.startswith(prefix):
         sys.exit("unexpected answer to %r: %r" % (command, line))
-    return line.split()[1] if " " in line.strip() else line.strip()
+    return line.split()
+
+
+def ask(jvm, command, prefix):
+    words = ask_line(jvm, command, prefix)
+    return words[1] if len(words) > 1 else words[0]
 
 
 def run(cmd):
@@ -85,12 +95,22 @@ def throughput(jvmprof, java, classes, extra, rounds, run_ms, work, sessions):
         # One untimed run each after P's sessions: P recompiles what its instrumentation changed.
         for k in jvms:
             ask(jvms[k], "run %d" % run_ms, "UNITS")
+        stats_before = {k: ask_line(jvms[k], "stats", "STATS") for k in jvms}
         units = {k: [] for k in jvms}
+        per_cpu_s = {k: [] for k in jvms}
         order = list(jvms)
         for r in range(rounds):
             for k in order[r % 3:] + order[:r % 3]:
-                units[k].append(int(ask(jvms[k], "run %d" % run_ms, "UNITS")))
-        return units
+                words = ask_line(jvms[k], "run %d" % run_ms, "UNITS")
+                units[k].append(int(words[1]))
+                per_cpu_s[k].append(int(words[1]) / (int(words[2]) / 1e9))
+        heaps = {}
+        for k in jvms:
+            after = ask_line(jvms[k], "stats", "STATS")
+            heaps[k] = (int(stats_before[k][1]) >> 20, int(after[1]) >> 20,
+                        int(after[2]) - int(stats_before[k][2]),
+                        int(after[3]) - int(stats_before[k][3]))
+        return units, per_cpu_s, heaps
     finally:
         for jvm in jvms.values():
             jvm.stdin.close()
@@ -130,21 +150,28 @@ def main():
             times = time_to_profile(jvmprof, java, classes, extra, a.rounds, work)
             print("time from `jvmprof attach` to profiling running (%d rounds): median %.3f s, "
                   "max %.3f s" % (len(times), statistics.median(times), max(times)))
-        units = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms, work, sessions)
-        med = {k: statistics.median(v) for k, v in units.items()}
-        print("throughput, %d rounds of %d ms per JVM, median units of work:" %
-              (a.rounds, a.run_ms))
-        # Per round too: the three runs of one round are adjacent in time, so the machine's load
-        # drifts less between them than between medians over all rounds.
-        per_round = {k: statistics.median(x / n for x, n in zip(units[k], units["N"]))
-                     for k in units}
-        print("| row | JVM | median units | ratio of medians | median of per-round ratios |")
-        print("|---|---|---|---|---|")
+        units, per_cpu_s, heaps = throughput(jvmprof, java, classes, extra, a.rounds, a.run_ms,
+                                             work, sessions)
         names = {"N": "never attached", "P": "profiled (" + ", then ".join(sessions) + "), stopped",
                  "N'": "never attached (A/A)"}
+        for title, values in (("median units of work in %d ms" % a.run_ms, units),
+                              ("median units of work per CPU-second of the process", per_cpu_s)):
+            med = {k: statistics.median(v) for k, v in values.items()}
+            # Per round too: the three runs of one round are adjacent in time, so the machine's
+            # load drifts less between them than between medians over all rounds.
+            per_round = {k: statistics.median(x / n for x, n in zip(values[k], values["N"]))
+                         for k in values}
+            print("throughput, %d rounds of %d ms per JVM, %s:" % (a.rounds, a.run_ms, title))
+            print("| row | JVM | median | ratio of medians | median of per-round ratios |")
+            print("|---|---|---|---|---|")
+            for k in ("N", "P", "N'"):
+                print("| %s | %s | %d | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
+                                                          per_round[k]))
+        print("| row | committed heap before the rounds, MiB | after | collections in the rounds "
+              "| their ms |")
+        print("|---|---|---|---|---|")
         for k in ("N", "P", "N'"):
-            print("| %s | %s | %d | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
-                                                      per_round[k]))
+            print("| %s | %d | %d | %d | %d |" % ((k,) + heaps[k]))
         print("every run's units: " + "; ".join("%s %s" % (k, units[k]) for k in units))
         print("1-minute load average %.2f at the start, %.2f at the end" %
               (load, os.getloadavg()[0]))

@@ -21,6 +21,7 @@
 #include "cpu_sampling.h"
 #include "data_requests.h"
 #include "event_gate.h"
+#include "full_collection.h"
 #include "gc_events.h"
 #include "heap_reserve.h"
 #include "jvmti_access.h"
@@ -200,7 +201,7 @@ jint start(JavaVM* vm, const std::string& agent_name, agent_library::OnLoadFunct
     // and the VM looks at its allocations again only when it takes the next: one collection
     // retires every thread's buffer, so each thread's allocations are seen from here on.
     if (gate::is_enabled(JVMPI_EVENT_OBJECT_ALLOC) || allocation_events::sampling_on()) {
-      jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection");
+      full_collection::run();
     }
   }
   return JNI_OK;

@@ -11,6 +11,7 @@
 
 #include "allocation_events.h"
 #include "class_events.h"
+#include "full_collection.h"
 #include "jvmti_access.h"
 #include "object_events.h"
 #include "object_ids.h"
@@ -68,7 +69,7 @@ jint JNICALL class_histogram(JVMPIExt_ClassCountHandler handler, void* arg) {
     class_index_by_tag.emplace(object_ids::to_tag(object_ids::id_of(classes[i])), i);
   }
   // Only live objects: what the heap holds besides them is garbage the collector has not taken.
-  jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection");
+  full_collection::run();
   CountsByClassTag by_tag;
   jvmtiHeapCallbacks callbacks{};
   callbacks.heap_iteration_callback = count_object;

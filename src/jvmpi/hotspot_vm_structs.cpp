@@ -59,6 +59,29 @@ bool find(const char* type, const char* field, Entry* out) {
 
 }  // namespace
 
+bool type_size(const char* type, uint64_t* size) {
+  const void* table_symbol = dlsym(RTLD_DEFAULT, "gHotSpotVMTypes");
+  uint64_t type_name = 0, size_offset = 0, stride = 0;
+  if (table_symbol == nullptr || !exported_long("gHotSpotVMTypeEntryTypeNameOffset", &type_name) ||
+      !exported_long("gHotSpotVMTypeEntrySizeOffset", &size_offset) ||
+      !exported_long("gHotSpotVMTypeEntryArrayStride", &stride) || stride == 0) {
+    return false;
+  }
+  const char* entry = nullptr;
+  std::memcpy(&entry, table_symbol, sizeof entry);
+  if (entry == nullptr) return false;
+  // As the field table: it ends with a null type name, bounded in case it does not.
+  for (int i = 0; i < 100000; ++i, entry += stride) {
+    const char* t = nullptr;
+    std::memcpy(&t, entry + type_name, sizeof t);
+    if (t == nullptr) break;
+    if (std::strcmp(t, type) != 0) continue;
+    std::memcpy(size, entry + size_offset, sizeof *size);
+    return true;
+  }
+  return false;
+}
+
 bool static_address(const char* type, const char* field, uintptr_t* address) {
   Entry e;
   if (!find(type, field, &e) || !e.is_static || e.address == 0) return false;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// HotSpot's exported description of its own data structures (gHotSpotVMStructs, the table its
-// Serviceability Agent reads): where a static field lives, or at which offset a field lies. The CPU
-// sampler reads two things through it, outside its signal handler: the code cache's bounds and
-// the layout of a thread's frame anchor.
+// HotSpot's exported description of its own data structures (gHotSpotVMStructs and
+// gHotSpotVMTypes, the tables its Serviceability Agent reads): where a static field lives, at which
+// offset a field lies, how large a type is. The CPU sampler reads the code cache's bounds and the
+// layout of a thread's frame anchor through it, outside its signal handler; the runtime's forced
+// collections find a VM flag's value (full_collection.h).
 #pragma once
 
 #include <cstdint>
@@ -13,5 +14,7 @@ namespace jvmpi::hotspot_vm_structs {
 bool static_address(const char* type, const char* field, uintptr_t* address);
 // The offset of non-static field `type`::`field`; false when this VM does not describe it.
 bool field_offset(const char* type, const char* field, uint64_t* offset);
+// The size of `type` (gHotSpotVMTypes); false when this VM does not describe it.
+bool type_size(const char* type, uint64_t* size);
 
 }  // namespace jvmpi::hotspot_vm_structs

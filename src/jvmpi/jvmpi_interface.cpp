@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "event_control.h"
+#include "full_collection.h"
 #include "jvmti_access.h"
 #include "lifecycle.h"
 #include "object_ids.h"
@@ -28,7 +29,7 @@ void enable_gc() {
 }
 
 void run_gc() {
-  jvmti_ok(jvmti()->ForceGarbageCollection(), "ForceGarbageCollection");
+  full_collection::run();
 }
 
 jobjectID get_method_class(jmethodID method) {

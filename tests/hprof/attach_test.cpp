@@ -329,6 +329,53 @@ TEST_P(AttachTest, BadOptionsFailTheAttachAndTheProgramRunsOn) {
   EXPECT_WELL_FORMED(p, run);
 }
 
+// The heap's committed capacity in KiB as `jcmd PID GC.heap_info` shows it (G1, JDK 17:
+// "garbage-first heap   total NK, used ..."; JDK 25: "total reserved RK, committed NK, ..."), or
+// -1.
+long HeapCapacityKiB(const std::string& heap_info) {
+  std::smatch m;
+  if (!std::regex_search(
+          heap_info, m,
+          std::regex(R"(garbage-first heap\s+total (?:reserved \d+K, committed )?(\d+)K)"))) {
+    return -1;
+  }
+  return std::stol(m[1]);
+}
+
+// heap=sites attached forces full collections (every thread's allocation buffer retired, the
+// class histogram of the objects that lived at the attach). After a full collection HotSpot
+// shrinks the heap towards MaxHeapFreeRatio and regrows it only slowly, so a JVM that was
+// profiled would run on with a small heap, collecting more often. The target's heap starts at
+// its maximum with a minimum of 8 MiB: a full collection at MaxHeapFreeRatio 70 with a few MiB
+// live shrinks it to about 20 MiB; the runtime holds the flag at 100 for its own collections,
+// so the capacity stays, and the flag has its value back after the stop.
+TEST_P(AttachTest, ForcedCollectionsLeaveTheHeapCapacity) {
+  const std::string gc_log = path("gc.log");
+  auto jvm = Start({"-XX:+UseG1GC", "-XX:InitialHeapSize=256m", "-XX:MinHeapSize=8m",
+                    "-Xlog:gc:file=" + gc_log});
+  ASSERT_NE(jvm, nullptr);
+  const Jcmd before = RunJcmd(jvm->pid(), {"GC.heap_info"});
+  ASSERT_EQ(HeapCapacityKiB(before.out), 256 * 1024) << before.out;
+  const Jcmd attach = Attach(jvm->pid(), "heap=sites,sample=0,depth=2,file=" + path("p.txt"));
+  ASSERT_TRUE(attach.loaded()) << attach.out << jvm->stderr_so_far();
+  ASSERT_EQ(Ask(*jvm, "alloc 1000", "ALLOC "), "ALLOC n=1000");
+  const Jcmd stop = Stop(jvm->pid());
+  ASSERT_TRUE(stop.loaded()) << stop.out << jvm->stderr_so_far();
+  const Jcmd after = RunJcmd(jvm->pid(), {"GC.heap_info"});
+  const Jcmd flags = RunJcmd(jvm->pid(), {"VM.flags", "-all"});
+  EXPECT_EQ(Ask(*jvm, "quit", "BYE"), "BYE");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+
+  // The full collections happened (the VM's own log), so the capacity could have shrunk.
+  const std::string log = ReadFile(gc_log);
+  EXPECT_NE(log.find("Pause Full (JvmtiEnv ForceGarbageCollection)"), std::string::npos) << log;
+  EXPECT_EQ(HeapCapacityKiB(after.out), 256 * 1024) << after.out << log;
+  EXPECT_TRUE(std::regex_search(flags.out, std::regex(R"(MaxHeapFreeRatio\s+= 70\b)")))
+      << flags.out;
+  EXPECT_EQ(run.err.find("MaxHeapFreeRatio"), std::string::npos) << run.describe();
+}
+
 // The memory of a process as the VM's Native Memory Tracking (-XX:NativeMemoryTracking=summary)
 // and glibc see it: what the VM commits and mallocs for itself, and what the whole process has
 // malloc'ed (read by the test's own probe agent, in the process). malloc outside the VM's count is

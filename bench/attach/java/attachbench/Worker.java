@@ -3,13 +3,17 @@ package attachbench;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.HashMap;
 import java.util.Map;
 
 // A JVM that works only when asked, so that several can be measured one at a time on one machine.
 // Each line "run MS" on stdin runs units of work (small methods, allocation, a map: code that
 // method-entry instrumentation and allocation tracking would slow down) for MS ms of wall time
-// and prints "UNITS n"; "burn" starts a thread that works until stdin closes (for a profiler to
+// and prints "UNITS n CPU-NS", the units done and the CPU time the whole process (every thread:
+// the JIT's and the collector's too) used meanwhile; "stats" prints "STATS committed-heap-bytes
+// collections collection-ms" (the heap's capacity now, the collections so far); "burn" starts a thread that works until stdin closes (for a profiler to
 // sample). Warms up (JIT) for 3 s, then prints "ready".
 public class Worker {
   static volatile long sink;
@@ -41,6 +45,11 @@ public class Worker {
     return units;
   }
 
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
+  }
+
   public static void main(String[] args) throws Exception {
     runFor(3000);
     System.out.println("ready");
@@ -49,7 +58,17 @@ public class Worker {
     for (String line; (line = in.readLine()) != null; ) {
       String[] w = line.trim().split("\\s+");
       if (w[0].equals("run")) {
-        System.out.println("UNITS " + runFor(Long.parseLong(w[1])));
+        long cpu = processCpuNanos();
+        long units = runFor(Long.parseLong(w[1]));
+        System.out.println("UNITS " + units + " " + (processCpuNanos() - cpu));
+      } else if (w[0].equals("stats")) {
+        long collections = 0, collectionMs = 0;
+        for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+          collections += Math.max(0, gc.getCollectionCount());
+          collectionMs += Math.max(0, gc.getCollectionTime());
+        }
+        System.out.println("STATS " + Runtime.getRuntime().totalMemory() + " " + collections + " "
+            + collectionMs);
       } else if (w[0].equals("burn")) {
         Thread t = new Thread(() -> {
           while (true) sink += runFor(1000);
