@@ -32,6 +32,8 @@ enum : uint8_t {
   kIstore = 54,
   kAstore = 58,
   kPop = 87,
+  kIadd = 96,
+  kIshl = 120,
   kDup = 89,
   kIinc = 132,
   kIfeq = 153,

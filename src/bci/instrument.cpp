@@ -132,6 +132,7 @@ class MethodInstrumenter {
   ConstantPool& cp_;
   const InjectionOptions& options_;
   int32_t method_index_;
+  bool wide_push_ = false;  // push_int built a value from two halves: one stack slot more
   Member& method_;
   std::string name_;
   std::string descriptor_;
@@ -182,6 +183,23 @@ void MethodInstrumenter::push_int(CodeBuilder& b, int32_t v) {
   } else if (v >= -32768 && v <= 32767) {
     b.u1(op::kSipush);
     b.u2(static_cast<uint16_t>(v));
+  } else if (const int32_t low = static_cast<int16_t>(v & 0xFFFF),
+             high = static_cast<int32_t>((static_cast<int64_t>(v) - low) >> 16);
+             high >= -32768 && high <= 32767) {
+    // (high << 16) + low rather than an Integer constant: a class number differs every time a
+    // class is instrumented again, and HotSpot's RedefineClasses keeps every constant of the
+    // version it replaces, so one new constant per retransformation grows the class's constant
+    // pool without end (on JDK 25 past 65535 entries after some twenty attach cycles, and then
+    // the retransformation fails). Needs one stack slot more than the value (wide_push_).
+    b.u1(op::kSipush);
+    b.u2(static_cast<uint16_t>(high));
+    b.u1(op::kBipush);
+    b.u1(16);
+    b.u1(op::kIshl);
+    b.u1(op::kSipush);
+    b.u2(static_cast<uint16_t>(low));
+    b.u1(op::kIadd);
+    wide_push_ = true;
   } else {
     uint16_t index = cp_.add_integer(v);
     if (index < 256) {
@@ -433,8 +451,8 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
 
   CodeAttribute out;
   out.max_locals = code_.max_locals;
-  int max_stack = code_.max_stack + extra_stack;
-  if (hooks.exit_handler) max_stack = std::max(max_stack, 3);
+  int max_stack = code_.max_stack + extra_stack + (wide_push_ ? 1 : 0);
+  if (hooks.exit_handler) max_stack = std::max(max_stack, wide_push_ ? 4 : 3);
   if (max_stack > (cf_.legacy_code_layout() ? 0xFF : 0xFFFF)) {
     throw CannotInstrument("max_stack overflow");
   }

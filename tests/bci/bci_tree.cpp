@@ -13,6 +13,8 @@ namespace bcitest {
 
 namespace {
 
+constexpr uint32_t kFirstClassNumber = 0x10000 + 12345;
+
 void note(std::vector<std::string>& messages, const std::string& m) {
   if (messages.size() < 20) messages.push_back(m);
 }
@@ -98,27 +100,30 @@ InstrumentStats instrument_tree(const std::string& in_dir, const std::string& ou
     size_t without_instruction_hooks = 0;
   };
   std::vector<Outcome> outcomes(paths.size());
-  // Class i gets class number i + 1; the work is split over threads by index.
+  // Class i gets class number kFirstClassNumber + i, above what sipush holds, so that every
+  // instrumented class of a sweep passes its number the way the runtime's numbers (which keep
+  // growing with every retransformation) eventually are; the work is split over threads by index.
   auto work = [&](size_t first, size_t step) {
     bci::InjectionOptions o = options;
     for (size_t i = first; i < paths.size(); i += step) {
       Outcome& out = outcomes[i];
       fs::path relative = fs::relative(paths[i], in_dir);
-      o.class_number = static_cast<uint32_t>(i + 1);
+      const uint32_t number = kFirstClassNumber + static_cast<uint32_t>(i);
+      o.class_number = number;
       try {
         bci::InjectionResult r = bci::instrument(read_file(paths[i]), o);
         out.changed = r.changed;
         std::string binary = r.class_name;
         for (char& c : binary) c = c == '/' ? '.' : c;
         out.index_lines =
-            "C " + std::to_string(i + 1) + " " + relative.begin()->string() + " " + binary + "\n";
+            "C " + std::to_string(number) + " " + relative.begin()->string() + " " + binary + "\n";
         for (size_t m = 0; m < r.methods.size(); ++m) {
           const bci::MethodInfo& info = r.methods[m];
           if (info.instrumented) {
             ++out.methods;
             if (options.instructions && !info.instruction_hooks) ++out.without_instruction_hooks;
           }
-          out.index_lines += "M " + std::to_string(i + 1) + " " + std::to_string(m) + " " +
+          out.index_lines += "M " + std::to_string(number) + " " + std::to_string(m) + " " +
                              info.name + " " + info.descriptor + " " +
                              (info.instrumented ? "1" : "0") + "\n";
         }

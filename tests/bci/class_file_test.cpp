@@ -92,6 +92,30 @@ TEST(Instrument, MethodMetadataAndLookupswitchTables) {
   EXPECT_EQ(s.pair_index(8), -1);
 }
 
+// The runtime gives a class a new number every time it instruments it again, and HotSpot keeps
+// every constant of the version a retransformation replaces: a number in the constant pool would
+// grow the class's pool by one entry per retransformation, for good. Numbers beyond sipush are
+// therefore built in code, and two instrumentations that differ only in the number have the same
+// constant pool. (bci.CallSequence runs classes numbered this way and maps every hook's number
+// back to its class.)
+TEST(Instrument, ClassNumbersAddNoConstants) {
+  auto bytes = test_program_class("bciprog/CallSequence.class");
+  const bci::ClassFile small =
+      bci::parse_class(bci::instrument(bytes, all_hooks("T", 7)).class_bytes);
+  for (uint32_t number : {40000u, 65536u, 0x12345u, (1u << 22) - 1}) {
+    SCOPED_TRACE(number);
+    const bci::ClassFile big =
+        bci::parse_class(bci::instrument(bytes, all_hooks("T", number)).class_bytes);
+    ASSERT_EQ(big.cp.size(), small.cp.size());
+    for (size_t i = 1; i < big.cp.size(); ++i) {
+      EXPECT_EQ(big.cp.entries[i].tag, small.cp.entries[i].tag) << "entry " << i;
+      EXPECT_EQ(big.cp.entries[i].bits, small.cp.entries[i].bits) << "entry " << i;
+      EXPECT_EQ(big.cp.entries[i].utf8, small.cp.entries[i].utf8) << "entry " << i;
+      EXPECT_EQ(big.cp.entries[i].ref1, small.cp.entries[i].ref1) << "entry " << i;
+    }
+  }
+}
+
 TEST(Instrument, EmptyFinalizeStaysEmpty) {
   bci::ClassFile cf = make_class({{.name = "finalize",
                                    .descriptor = "()V",
