@@ -4,7 +4,9 @@ program (benchobjects.HeldObjects, N live nodes), interleaved: each round runs, 
 lineage agent without and with per-object requests, and jcmd again (the A/A row). The agent is
 tests/jvmpi/agents/lineage_agent.c (mode=dump: every event disabled at JVM_SHUT_DOWN, then a
 level-2 HEAP_DUMP read as such an agent reads it; fetch=1: RequestEvent(OBJECT_ALLOC) for every
-object of the dump, as the agent does for objects it has not seen). Times: jcmd's own "Heap dump
+object of the dump, as the agent does for objects it has not seen; with class requests also
+RequestEvent(OBJECT_DUMP) of each instance's class, as such agents do to place a superclass).
+Times: jcmd's own "Heap dump
 file created [... in T secs]" (the VM operation, without jcmd's start-up) and the agent's wall
 time around RequestEvent(HEAP_DUMP), its handler included. Two floor rows time a JVMTI agent that
 only tags every object (bench/objects/tag_floor_agent.c: IterateThroughHeap, FollowReferences),
@@ -52,10 +54,11 @@ def jcmd_dump(jdk, classes, size, tmp, timeout):
             p.wait()
 
 
-def agent_dump(jdk, lib, agent, classes, size, fetch, tmp, timeout):
+def agent_dump(jdk, lib, agent, classes, size, fetch, tmp, timeout, classdump=False):
     log = os.path.join(tmp, "lineage.log")
     cmd = [os.path.join(jdk, "bin/java"),
-           f"-agentpath:{lib}={agent}:log={log},mode=dump,fetch={1 if fetch else 0}", "-Xmx3g",
+           f"-agentpath:{lib}={agent}:log={log},mode=dump,fetch={1 if fetch else 0},"
+           f"classdump={1 if classdump else 0}", "-Xmx3g",
            "-cp", classes, "benchobjects.HeldObjects", str(size)]
     try:
         subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -69,7 +72,8 @@ def agent_dump(jdk, lib, agent, classes, size, fetch, tmp, timeout):
         return None
     fields = dict(w.split("=", 1) for w in m.group(1).split("\t"))
     if fields["rc"] != "0" or fields["unknown"] != "0" or fields["complete"] != "1" or \
-            fields["fetch_failed"] != "0":
+            fields["fetch_failed"] != "0" or fields["class_failed"] != "0" or \
+            fields["class_mismatched"] != "0":
         sys.stderr.write(f"dump incomplete: {m.group(0)}\n")
         return None
     return {"s": float(fields["ms"]) / 1e3, "records": int(fields["records"]),
@@ -117,6 +121,9 @@ def main():
                                                     a.timeout)),
                ("agent+fetch", lambda j, s, t: agent_dump(j, lib, agent, classes, s, True, t,
                                                           a.timeout)),
+               ("agent+fetch+class requests",
+                lambda j, s, t: agent_dump(j, lib, agent, classes, s, True, t, a.timeout,
+                                           classdump=True)),
                ("jcmd again", lambda j, s, t: jcmd_dump(j, classes, s, t, a.timeout)),
                ("floor: IterateThroughHeap, tag only",
                 lambda j, s, t: floor_walk(j, floor_lib, classes, s, "iterate", a.timeout)),

@@ -19,6 +19,7 @@ using class_layouts::Shape;
 struct Table {
   Collector objects;  // others_ sorted by tag, each once
   class_layouts::Layouts layouts;
+  const char* dump = nullptr;    // the dump's buffer, alive while the table is published
   std::shared_ptr<Table> outer;  // the dump being delivered when this one was requested
 };
 
@@ -40,6 +41,7 @@ Collector& Collector::operator=(Collector&& other) noexcept {
   steps_ = other.steps_;
   mapped_bytes_ = other.mapped_bytes_;
   others_ = std::move(other.others_);
+  class_records_ = std::move(other.class_records_);
   other.by_step_ = nullptr;
   other.steps_ = 0;
   other.mapped_bytes_ = 0;
@@ -71,6 +73,17 @@ void Collector::seal() {
   others_.erase(std::unique(others_.begin(), others_.end(),
                             [](const Object& a, const Object& b) { return a.tag == b.tag; }),
                 others_.end());
+  std::sort(class_records_.begin(), class_records_.end(),
+            [](const ClassRecord& a, const ClassRecord& b) { return a.tag < b.tag; });
+}
+
+bool Collector::find_class_record(jlong tag, size_t& begin, size_t& end) const {
+  auto it = std::lower_bound(class_records_.begin(), class_records_.end(), tag,
+                             [](const ClassRecord& r, jlong t) { return r.tag < t; });
+  if (it == class_records_.end() || it->tag != tag) return false;
+  begin = it->begin;
+  end = it->end;
+  return true;
 }
 
 bool Collector::find(jlong tag, Object& found) const {
@@ -87,9 +100,9 @@ bool Collector::find(jlong tag, Object& found) const {
   return true;
 }
 
-Published::Published(Collector objects, const class_layouts::Layouts& layouts) {
+Published::Published(Collector objects, const class_layouts::Layouts& layouts, const char* dump) {
   objects.seal();
-  auto table = std::make_shared<Table>(Table{std::move(objects), {}, nullptr});
+  auto table = std::make_shared<Table>(Table{std::move(objects), {}, dump, nullptr});
   table->layouts = layouts;
   std::lock_guard lock(g_mutex);
   table->outer = g_current;
@@ -134,6 +147,22 @@ bool request_object_alloc(JNIEnv* jni, jobjectID id) {
       e.class_id = nullptr;
       break;
   }
+  gate::deliver_requested(&event);
+  return true;
+}
+
+bool request_class_dump(JNIEnv* jni, jobjectID id) {
+  const std::shared_ptr<Table> table = current();
+  if (table == nullptr || jni == nullptr || table->dump == nullptr) return false;
+  size_t begin = 0, end = 0;
+  if (!table->objects.find_class_record(object_ids::to_tag(id), begin, end)) return false;
+  // A copy: the handler may keep reading it while it asks for more.
+  std::vector<char> record(table->dump + begin, table->dump + end);
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_OBJECT_DUMP;
+  event.env_id = jni;
+  event.u.object_dump.data_len = static_cast<jint>(record.size());
+  event.u.object_dump.data = record.data();
   gate::deliver_requested(&event);
   return true;
 }

@@ -50,10 +50,17 @@ class Collector {
       others_.push_back({tag, class_tag, size});
     }
   }
+  // The CLASS_DUMP record of the class with `tag` is at [begin, end) of the dump's buffer
+  // (level 2, one buffer).
+  void add_class_record(jlong tag, size_t begin, size_t end) {
+    class_records_.push_back({tag, begin, end});
+  }
   // Sorts what is kept apart; from then on find() answers.
   void seal();
   // The object with `tag` (in `found`), or false.
   bool find(jlong tag, Object& found) const;
+  // Where the CLASS_DUMP record of the class with `tag` is in the dump's buffer, or false.
+  bool find_class_record(jlong tag, size_t& begin, size_t& end) const;
 
  private:
   struct Entry {
@@ -73,13 +80,19 @@ class Collector {
   size_t steps_ = 0;          // entries usable
   size_t mapped_bytes_ = 0;
   std::vector<Object> others_;  // any order, repeats allowed
+  struct ClassRecord {
+    jlong tag;
+    size_t begin, end;
+  };
+  std::vector<ClassRecord> class_records_;  // sorted by seal()
 };
 
 // Makes what `objects` holds answerable while it lives: construct it just before delivering the
 // dump, on the delivering thread. Dumps requested from a dump's handler nest.
 class Published {
  public:
-  Published(Collector objects, const class_layouts::Layouts& layouts);
+  // `dump`: the start of the dump's buffer, which the class records' offsets are relative to.
+  Published(Collector objects, const class_layouts::Layouts& layouts, const char* dump);
   ~Published();
   Published(const Published&) = delete;
   Published& operator=(const Published&) = delete;
@@ -88,5 +101,12 @@ class Published {
 // RequestEvent(OBJECT_ALLOC) of an object of the dump being delivered, answered from the dump;
 // false when `id` is none of its objects (the caller then looks the object up).
 bool request_object_alloc(JNIEnv* jni, jobjectID id);
+
+// RequestEvent(OBJECT_DUMP) of a class of the dump being delivered, answered with its CLASS_DUMP
+// record of that dump: what a heap walk started at the class object would write, without the walk
+// (on JDK 17 every JVMTI walk also visits the whole heap to clear its marks, milliseconds each,
+// and such agents ask per object they read). False when `id` is no class of that dump (the caller
+// then walks).
+bool request_class_dump(JNIEnv* jni, jobjectID id);
 
 }  // namespace jvmpi::dumped_objects

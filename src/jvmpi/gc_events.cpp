@@ -71,7 +71,8 @@ jlong committed_heap_bytes(JNIEnv* jni) {
   return bytes;
 }
 
-void send_gc_finish(JNIEnv* jni) {
+// `env`: the reporter's own JNIEnv when the agent was told about the reporter, else NULL.
+void send_gc_finish(JNIEnv* jni, JNIEnv* env) {
   if (!gate::wants(JVMPI_EVENT_GC_FINISH)) return;
   // A heap walk gives the object count and the space they use after this collection, both from
   // the same snapshot; the committed heap size is the total object space.
@@ -81,18 +82,18 @@ void send_gc_finish(JNIEnv* jni) {
   jvmti_ok(jvmti()->IterateThroughHeap(0, nullptr, &callbacks, &figures), "IterateThroughHeap");
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_GC_FINISH;
-  event.env_id = nullptr;  // the collector runs in no Java thread the agent knows
+  event.env_id = env;
   event.u.gc_info.used_objects = figures.objects;
   event.u.gc_info.used_object_space = figures.bytes;
   event.u.gc_info.total_object_space = std::max(committed_heap_bytes(jni), figures.bytes);
   gate::deliver(&event);
 }
 
-void send_gc_start() {
+void send_gc_start(JNIEnv* env) {
   if (!gate::wants(JVMPI_EVENT_GC_START)) return;
   JVMPI_Event event{};
   event.event_type = JVMPI_EVENT_GC_START;
-  event.env_id = nullptr;
+  event.env_id = env;
   gate::deliver(&event);
 }
 
@@ -166,35 +167,46 @@ void JNICALL reporter_main(jvmtiEnv*, JNIEnv* jni, void*) {
     const long finished = g_collections_finished.load();
     if (finished != reported || stopping) flush_object_free_events(jni);
     take_freed(pending);
+    // The pairs carry the reporter's env_id once the agent knows this thread (it is announced
+    // before its first pair), so that the agent's GC_START and GC_FINISH handlers find the
+    // per-thread state they keep for every thread; both events of a pair carry the same one.
+    JNIEnv* const env =
+        (finished != reported || !pending.empty()) &&
+                (gate::wants(JVMPI_EVENT_GC_START) || gate::wants(JVMPI_EVENT_GC_FINISH)) &&
+                thread_events::announce_reporter_thread(jni)
+            ? jni
+            : nullptr;
 
     if (finished != reported) {
       // Collections that finished while the previous batch was being delivered are reported as
       // separate pairs; what they freed goes inside the last pair.
       for (; reported < finished - 1; ++reported) {
-        send_gc_start();
-        send_gc_finish(jni);
+        send_gc_start(env);
+        send_gc_finish(jni, env);
       }
-      send_gc_start();
+      send_gc_start(env);
       deliver_freed(pending);
-      send_gc_finish(jni);
+      send_gc_finish(jni, env);
       reported = finished;
       pending.clear();
     } else if (!pending.empty()) {
       // Frees of a collection whose pair was already delivered (the VM posted them late): they
       // come at once, in a pair of their own, rather than wait for the next collection.
-      send_gc_start();
+      send_gc_start(env);
       deliver_freed(pending);
-      send_gc_finish(jni);
+      send_gc_finish(jni, env);
       pending.clear();
     }
     if (stopping) {
       // What the last collection freed but the VM posted only now still comes inside a pair.
       take_freed(pending);
       if (!pending.empty()) {
-        send_gc_start();
+        JNIEnv* const last_env = thread_events::announce_reporter_thread(jni) ? jni : nullptr;
+        send_gc_start(last_env);
         deliver_freed(pending);
-        send_gc_finish(jni);
+        send_gc_finish(jni, last_env);
       }
+      thread_events::end_reporter_thread(jni);
       break;
     }
   }

@@ -439,6 +439,16 @@ class HeapWalk {
 
   void write_class(jlong tag, const ClassRecord& record) {
     out_.record_boundary();
+    const size_t begin = out_.size();
+    write_class_record(tag, record);
+    // Agents of the HPROF lineage ask for the OBJECT_DUMP of classes of the dump they read, from
+    // its handler: the record is answered from here (see dumped_objects).
+    if (collected_ != nullptr && level_ == JVMPI_DUMP_LEVEL_2 && !out_.streaming()) {
+      collected_->add_class_record(tag, begin, out_.size());
+    }
+  }
+
+  void write_class_record(jlong tag, const ClassRecord& record) {
     const ClassLayout* layout = layout_of(tag);
     out_.u1(JVMPI_GC_CLASS_DUMP);
     out_.id_from_tag(tag);
@@ -1026,7 +1036,8 @@ jint request_heap_dump(JNIEnv* jni, const JVMPI_HeapDumpArg* arg) {
   event.u.heap_dump.traces = traces.traces.empty() ? nullptr : traces.traces.data();
   {
     // The agent's handler may ask for every object of the dump.
-    const dumped_objects::Published published(std::move(objects), walk->layouts());
+    const dumped_objects::Published published(std::move(objects), walk->layouts(),
+                                              walk->out().begin());
     times.mark("index");
     gate::deliver_requested(&event);
   }
@@ -1080,6 +1091,8 @@ jint JNICALL stream_heap_dump(jint level, jint chunk_bytes, const JVMPIExt_HeapD
 
 jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   if (jni == nullptr || object_id == nullptr) return JVMPI_FAIL;
+  // A class of the heap dump being delivered: its record in that dump (no heap walk).
+  if (dumped_objects::request_class_dump(jni, object_id)) return JVMPI_SUCCESS;
   jobject object = object_ids::object_of(jni, object_id);
   if (object == nullptr) return JVMPI_FAIL;
   LocalRef ref(jni, object);

@@ -65,6 +65,7 @@ void JNICALL on_vm_death(jvmtiEnv*, JNIEnv* jni) {
   cpu_sampling::on_vm_death();
   gc_events::stop();
   data_requests::stop();
+  method_events::vm_dying();
   gate::shut_down(jni);
   cpu_sampling::report_stats();
 }

@@ -314,10 +314,24 @@ void retransform_loaded_classes(JNIEnv* jni) {
     log_warning("%d classes could not be retransformed for method events", failures);
 }
 
+std::atomic<bool> g_vm_dying{false};
+
+// Whether `wanted` needs a hook that `applied` did not put in.
+bool adds_hooks(const Hooks& wanted, const Hooks& applied) {
+  return (wanted.entry_exit && !applied.entry_exit) || (wanted.receiver && !applied.receiver) ||
+         (wanted.instructions && !applied.instructions) ||
+         (wanted.monitor_exits && !applied.monitor_exits);
+}
+
 void apply(JNIEnv* jni) {
   std::lock_guard lock(g_apply_mutex);
   const Hooks wanted = wanted_hooks();
   if (wanted == g_applied) return;
+  // Once the VM is dying, hooks are not taken out: a hook whose event is off delivers nothing,
+  // and restoring every instrumented class costs the exit a retransformation of each, in which
+  // HotSpot verifies the restored bytes and so loads classes (JDK 25: the jar and zip classes)
+  // after an agent switched CLASS_LOAD off for its exit heap dump, which would then name them.
+  if (g_vm_dying.load() && !adds_hooks(wanted, g_applied)) return;
   g_applied = wanted;
   retransform_loaded_classes(jni);
 }
@@ -386,6 +400,10 @@ void release_instrumented_classes() {
   }
   for (InstrumentedClass* c : *retired_earlier) delete c;
   retired_earlier->swap(retired_now);
+}
+
+void vm_dying() {
+  g_vm_dying.store(true);
 }
 
 void events_changed() {

@@ -31,6 +31,9 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
 // The enabled method or instruction events changed: re-instrument loaded classes to match.
 void events_changed();
 
+// The VM is dying (VMDeath): from now on hooks are put in but no longer taken out.
+void vm_dying();
+
 // At a detach, once every class has its original code back: frees what the hooks of the
 // instrumented classes needed (deferred by one session, see method_events.cpp).
 void release_instrumented_classes();

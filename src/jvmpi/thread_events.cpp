@@ -114,7 +114,9 @@ void JNICALL on_thread_start(jvmtiEnv*, JNIEnv* jni, jthread thread) {
 void JNICALL on_thread_end(jvmtiEnv*, JNIEnv* jni, jthread) {
   cpu_sampling::on_thread_end(jni);  // its timer goes before anything of the thread does
   ThreadRecordPtr record = threads::find(jni);
-  if (record != nullptr && !record->internal && gate::wants(JVMPI_EVENT_THREAD_END)) {
+  // The runtime's own threads end unreported, but for the one the agent was told about.
+  if (record != nullptr && (!record->internal || record->announced.load()) &&
+      gate::wants(JVMPI_EVENT_THREAD_END)) {
     JVMPI_Event event{};
     event.event_type = JVMPI_EVENT_THREAD_END;
     event.env_id = jni;
@@ -173,6 +175,33 @@ void forget_internal_threads(JNIEnv* jni) {
 
 void announce_known_threads(JNIEnv* jni) {
   for (const auto& record : threads::all()) announce(jni, record);
+}
+
+bool announce_reporter_thread(JNIEnv* jni) {
+  ThreadRecordPtr record = threads::find(jni);
+  if (record == nullptr) return false;
+  if (record->announced.load()) return true;
+  if (!gate::wants(JVMPI_EVENT_THREAD_START) || record->announced.exchange(true)) {
+    return record->announced.load();
+  }
+  if (!send_thread_start(jni, *record, false)) {
+    record->announced.store(false);
+    return false;
+  }
+  return true;
+}
+
+void end_reporter_thread(JNIEnv* jni) {
+  ThreadRecordPtr record = threads::find(jni);
+  // Cleared first, so JVMTI's ThreadEnd for it, should it still be delivered, sends nothing.
+  if (record == nullptr || !record->announced.exchange(false) ||
+      !gate::wants(JVMPI_EVENT_THREAD_END)) {
+    return;
+  }
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_THREAD_END;
+  event.env_id = jni;
+  gate::deliver(&event);
 }
 
 jint request_thread_start(JNIEnv* jni, jobjectID thread_id) {

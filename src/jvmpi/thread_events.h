@@ -26,6 +26,18 @@ void begin_session();
 // Drops the references to the runtime's own threads (a detach, once they have ended).
 void forget_internal_threads(JNIEnv* jni);
 
+// The GC reporter, a thread of the runtime's own, delivers GC_START and GC_FINISH. Agents of the
+// HPROF lineage look up per-thread state for those events' env_id (their CPU-time accounting
+// charges the collection to it, under a lock taken in GC_START and released in GC_FINISH), so
+// the reporter is announced, with THREAD_START, before the first pair it delivers; nothing else it
+// does is delivered. Returns whether the agent now knows the calling thread (THREAD_START on).
+bool announce_reporter_thread(JNIEnv* jni);
+
+// THREAD_END for the calling reporter thread if it was announced, delivered by the thread itself
+// as its work ends: JVMTI's ThreadEnd comes only once the thread is gone, after VMDeath when the VM
+// exits, too late for the agent, which would keep the thread in its tables with no state behind it.
+void end_reporter_thread(JNIEnv* jni);
+
 // RequestEvent(THREAD_START, thread_object_id).
 jint request_thread_start(JNIEnv* jni, jobjectID thread_id);
 

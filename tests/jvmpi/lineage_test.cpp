@@ -2,7 +2,8 @@
 // What agents of the HPROF lineage do, and the IDs they must be able to resolve: every class ID in
 // an exit heap dump taken after every event was disabled, every method ID in GetCallTrace during
 // THREAD_START and after METHOD_ENTRY instrumented running methods (also MONITOR_DUMP traces),
-// and every class an OBJ_ALLOC names, at the moment it names it. Agent: agents/lineage_agent.c.
+// every class an OBJ_ALLOC names, at the moment it names it, the OBJECT_DUMP of every class of a
+// dump from its handler, and GC events on a thread the agent knows. Agent: agents/lineage_agent.c.
 #include "jvmpi_test.h"
 
 namespace jvmpitest {
@@ -45,6 +46,24 @@ TEST_P(JvmpiLineage, ClassesLoadedWhileClassLoadIsSwitchedOffAreAnnounced) {
   const auto dump = Select(log, "DUMP");
   ASSERT_EQ(dump.size(), 1u) << result.Describe();
   EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("unknown"), 0) << dump[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw << "\n" << Unknown(log);
+}
+
+TEST_P(JvmpiLineage, ExitHeapDumpAfterMonitorProfilingNamesOnlyAnnouncedClasses) {
+  // Monitor events on from the start (MONITOR_CONTENDED_EXIT instruments loaded classes); at
+  // JVM_SHUT_DOWN every event off (CLASS_LOAD first), a MONITOR_DUMP, then the heap dump. Taking
+  // the instrumentation out there made HotSpot verify the restored classes, loading classes
+  // (JDK 25) after CLASS_LOAD was off, which the dump then named.
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=dump,monitors=1"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  ASSERT_EQ(Select(log, "MONITORS", {{"rc", "0"}}).size(), 1u) << result.Describe();
+  const auto dump = Select(log, "DUMP");
+  ASSERT_EQ(dump.size(), 1u) << result.Describe();
+  EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  EXPECT_GT(dump[0].num("class_dumps"), 400) << dump[0].raw;
   EXPECT_EQ(dump[0].num("unknown"), 0) << dump[0].raw << "\n" << Unknown(log);
   EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw << "\n" << Unknown(log);
 }
@@ -117,6 +136,45 @@ TEST_P(JvmpiLineage, ExitHeapDumpObjectsAnswerRequests) {
   std::string mismatches;
   for (const Line& l : Select(log, "FETCH_MISMATCH")) mismatches += l.raw + "\n";
   EXPECT_EQ(dump[0].num("fetch_mismatched"), 0) << dump[0].raw << "\n" << mismatches;
+}
+
+TEST_P(JvmpiLineage, ClassesOfTheDumpAnswerObjectDumpWithTheirRecord) {
+  const JvmResult result =
+      Run(WithAgent("lineage", "jvmpitest.ArrayInitProgram", "mode=dump,classdump=1"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto log = Log();
+  const auto dump = Select(log, "DUMP");
+  ASSERT_EQ(dump.size(), 1u) << result.Describe();
+  EXPECT_EQ(dump[0].num("rc"), 0) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("complete"), 1) << dump[0].raw;
+  // One request per instance of the dump (a JDK's start-up alone leaves thousands), each answered
+  // with the CLASS_DUMP record the dump holds for that class, byte for byte.
+  EXPECT_GT(dump[0].num("class_requests"), 1000) << dump[0].raw;
+  EXPECT_EQ(dump[0].num("class_failed"), 0) << dump[0].raw;
+  std::string mismatches;
+  for (const Line& l : Select(log, "CLASS_MISMATCH")) mismatches += l.raw + "\n";
+  EXPECT_EQ(dump[0].num("class_mismatched"), 0) << dump[0].raw << "\n" << mismatches;
+}
+
+TEST_P(JvmpiLineage, GcEventsComeOnAThreadTheAgentKnows) {
+  const JvmResult result = Run(WithAgent("lineage", "jvmpitest.GcProgram", "mode=gc_times"));
+  ASSERT_TRUE(result.exited(0)) << result.Describe();
+  const auto fact = Select(ParseLines(result.out), "FACT");
+  ASSERT_EQ(fact.size(), 1u) << result.Describe();
+  EXPECT_EQ(fact[0].num("observed"), fact[0].num("forced")) << fact[0].raw;
+  const auto log = Log();
+  const auto gc = Select(log, "GC");
+  ASSERT_EQ(gc.size(), 1u) << result.Describe();
+  // Three System.gc() and one RunGC, each reported by a pair; every GC_START and GC_FINISH names
+  // a thread whose THREAD_START came first (with NULL, an agent of the lineage keeps its data
+  // lock and the VM deadlocks), the same one in both events of a pair.
+  EXPECT_GE(gc[0].num("starts"), 4) << gc[0].raw;
+  EXPECT_EQ(gc[0].num("finishes"), gc[0].num("starts")) << gc[0].raw;
+  EXPECT_EQ(gc[0].num("unknown_env"), 0) << gc[0].raw << "\n" << Unknown(log);
+  EXPECT_EQ(gc[0].num("env_changed"), 0) << gc[0].raw;
+  // At JVM_SHUT_DOWN every thread announced and not ended (the reporter included) still answers
+  // GetThreadLocalStorage: the reporter's THREAD_END comes before the agent's last handler.
+  EXPECT_EQ(gc[0].num("stale_threads"), 0) << gc[0].raw;
 }
 
 TEST_P(JvmpiLineage, AllocationNamesOnlyRequestableAnnouncedClasses) {

@@ -24,6 +24,22 @@
  *                 program method, then CPU sampling (the extension interface) starts; the
  *                 samples drained (Agent.hook(4) drains, returns the spinner's count) must name
  *                 only methods a CLASS_LOAD listed (Agent.hook(5) logs it). Log: SAMPLES.
+ *                 With monitors=1 it has monitor events on from the start and requests a
+ *                 MONITOR_DUMP between the two, as such an agent with monitor profiling on does
+ *                 (Log: MONITORS).
+ *                 With classdump=1, for every instance of the dump it asks for the OBJECT_DUMP
+ *                 of the instance's class, from the dump's handler, as such an agent does to learn
+ *                 superclasses it could not place; each answer must be a CLASS_DUMP record equal
+ *                 to that class's record in the dump (DUMP: class_requests, class_failed,
+ *                 class_mismatched).
+ *   gc_times      GC_START and GC_FINISH on, as a `cpu=times` agent of the lineage has them: each
+ *                 handler looks up the per-thread state it keeps from THREAD_START for the event's
+ *                 env_id (to charge the collection to that thread), GC_START enters the agent's
+ *                 data lock and GC_FINISH leaves it. Such an agent returns early, lock held, when
+ *                 the env_id is none of its threads (and the VM then deadlocks); this one counts
+ *                 it and leaves the lock. At JVM_SHUT_DOWN every thread still started must still
+ *                 have its state (stale_threads). Runs jvmpitest.GcProgram (hook 1: GC_FINISH
+ *                 count, hook 2: RunGC). Log: GC.
  *   alloc_class   OBJ_ALLOC on from the start; the class (or element class) an OBJ_ALLOC names must
  *                 have had its CLASS_LOAD, and RequestEvent(CLASS_LOAD) for it must succeed right
  *                 then. Log: ALLOCS.
@@ -307,6 +323,134 @@ static void check_class(jobjectID id, const char* where) {
   log_unknown("class", id, where);
 }
 
+/* ---- classdump=1: OBJECT_DUMP of each instance's class, against the dump's own record ---- */
+
+static int classdump;
+static int monitors;
+static long class_requests, class_failed, class_mismatched;
+static const unsigned char* answer_data; /* the last OBJECT_DUMP answer (copied) */
+static size_t answer_len;
+static unsigned char answer_copy[1 << 16];
+
+/* The CLASS_DUMP record of each class in the dump (kept per class: where it starts and ends). */
+#define RECORD_SLOTS 65536
+static struct {
+  jobjectID id;
+  const unsigned char *begin, *end;
+} class_records[RECORD_SLOTS];
+
+static size_t record_slot(jobjectID id) {
+  size_t h = ((size_t)id >> 3) * 2654435761u;
+  for (size_t i = 0;; i++) {
+    size_t slot = (h + i) & (RECORD_SLOTS - 1);
+    if (class_records[slot].id == id || class_records[slot].id == NULL) return slot;
+  }
+}
+
+/* The instances' classes, asked for once the dump has been read (their records may come later in
+ * the dump than their instances), one request per instance. */
+static jobjectID* instance_classes;
+static size_t instance_count, instance_capacity;
+
+static void instance_met(jobjectID cls) {
+  if (!classdump || cls == NULL) return;
+  if (instance_count == instance_capacity) {
+    const size_t capacity = instance_capacity == 0 ? 1 << 16 : 2 * instance_capacity;
+    jobjectID* grown = realloc(instance_classes, capacity * sizeof *grown);
+    if (grown == NULL) return;
+    instance_classes = grown;
+    instance_capacity = capacity;
+  }
+  instance_classes[instance_count++] = cls;
+}
+
+static void ask_for_classes(void) {
+  for (size_t i = 0; i < instance_count; i++) {
+    const jobjectID cls = instance_classes[i];
+    const size_t slot = record_slot(cls);
+    if (class_records[slot].id != cls) continue; /* no record of it: nothing to compare with */
+    class_requests++;
+    answer_data = NULL;
+    if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, cls) != JVMPI_SUCCESS || answer_data == NULL) {
+      class_failed++;
+      continue;
+    }
+    const size_t len = (size_t)(class_records[slot].end - class_records[slot].begin);
+    if (answer_len != len || memcmp(answer_data, class_records[slot].begin, len) != 0) {
+      if (class_mismatched++ < 8) {
+        tl_log("CLASS_MISMATCH\tclass=0x%llx\trecord_bytes=%zu\tanswer_bytes=%zu", PTR(cls), len,
+               answer_len);
+      }
+    }
+  }
+}
+
+static void object_dump_answer(const JVMPI_Event* ev) {
+  answer_len = (size_t)ev->u.object_dump.data_len;
+  if (answer_len > sizeof answer_copy) answer_len = sizeof answer_copy;
+  memcpy(answer_copy, ev->u.object_dump.data, answer_len);
+  answer_data = answer_copy;
+}
+
+/* ---- gc_times: GC events on a thread the agent knows ---- */
+
+static JVMPI_RawMonitor data_lock;
+static long gc_starts, gc_finishes, gc_unknown_env, gc_env_changed;
+static JNIEnv* gc_env; /* the env_id of the open GC_START */
+static volatile long finishes_seen;
+
+/* The threads with THREAD_START and no THREAD_END yet: at JVM_SHUT_DOWN such an agent bills the
+ * state of each (GetThreadLocalStorage must still answer for every one). */
+static JNIEnv* live_envs[MAX_THREADS];
+static int live_count;
+
+static void live_thread(JNIEnv* env, int started) {
+  pthread_mutex_lock(&threads_lock);
+  if (started && live_count < MAX_THREADS) {
+    live_envs[live_count++] = env;
+  } else if (!started) {
+    for (int i = 0; i < live_count; i++) {
+      if (live_envs[i] == env) {
+        live_envs[i] = live_envs[--live_count];
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&threads_lock);
+}
+
+static long stale_threads(void) {
+  long stale = 0;
+  pthread_mutex_lock(&threads_lock);
+  for (int i = 0; i < live_count; i++) {
+    if (jvmpi->GetThreadLocalStorage(live_envs[i]) == NULL) stale++;
+  }
+  pthread_mutex_unlock(&threads_lock);
+  return stale;
+}
+
+static void gc_event(const JVMPI_Event* ev, int start) {
+  if (start) {
+    jvmpi->RawMonitorEnter(data_lock);
+    gc_starts++;
+    gc_env = ev->env_id;
+  } else {
+    gc_finishes++;
+    if (ev->env_id != gc_env) gc_env_changed++;
+  }
+  /* A `cpu=times` agent's per-thread state, set in THREAD_START. */
+  if (ev->env_id == NULL || jvmpi->GetThreadLocalStorage(ev->env_id) == NULL) {
+    if (gc_unknown_env++ < 8) {
+      tl_log("UNKNOWN\tkind=env\tid=0x%llx\twhere=%s", PTR(ev->env_id),
+             start ? "GC_START" : "GC_FINISH");
+    }
+  }
+  if (!start) {
+    finishes_seen++;
+    jvmpi->RawMonitorExit(data_lock);
+  }
+}
+
 static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
   const size_t id = sizeof(void*);
   while (p < end) {
@@ -332,6 +476,7 @@ static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
         break;
       case JVMPI_GC_CLASS_DUMP: {
         class_dumps++;
+        const unsigned char* record = p - 1;
         const struct class_entry* c = class_known(id_at(p));
         if (c == NULL) {
           /* Its interfaces and statics cannot be skipped: the rest of the dump is unreadable. */
@@ -344,6 +489,12 @@ static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
         p += 2;
         for (uint32_t i = 0; i < pool; i++) p += 3 + value_size(p[2]);
         for (int i = 0; i < c->num_statics; i++) p += value_size(c->static_types[i]);
+        if (classdump) {
+          const size_t slot = record_slot(id_at(record + 1));
+          class_records[slot].id = id_at(record + 1);
+          class_records[slot].begin = record;
+          class_records[slot].end = p;
+        }
         break;
       }
       case JVMPI_GC_INSTANCE_DUMP:
@@ -351,6 +502,7 @@ static void read_heap_dump(const unsigned char* p, const unsigned char* end) {
         /* java.lang.Class's own class object is an instance of itself: OBJECT_ALLOC names no
          * class for it (as the runtime answers it from the object too). */
         object_met(id_at(p), id_at(p + id) == id_at(p) ? NULL : id_at(p + id), JVMPI_NORMAL_OBJECT);
+        instance_met(id_at(p + id));
         p += 2 * id + 4 + u4(p + 2 * id);
         break;
       case JVMPI_GC_OBJ_ARRAY_DUMP:
@@ -445,6 +597,9 @@ static void shut_down(void) {
     for (jint e = 1; e <= JVMPI_MAX_EVENT_TYPE_VAL; e++) jvmpi->DisableEvent(e, NULL);
     chaining = 0;
     if (chain) tl_log("CHAIN\tmade=%d", chain_made);
+    /* monitors=1: the monitor dump first, as an agent with monitor profiling on writes it. */
+    if (monitors)
+      tl_log("MONITORS\trc=%d", (int)jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL));
     JVMPI_HeapDumpArg arg = {JVMPI_DUMP_LEVEL_2};
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -454,10 +609,14 @@ static void shut_down(void) {
         (double)(end.tv_sec - start.tv_sec) * 1e3 + (double)(end.tv_nsec - start.tv_nsec) / 1e6;
     tl_log(
         "DUMP\trc=%d\trecords=%ld\tclass_dumps=%ld\tunknown=%ld\tcomplete=%d\tms=%.1f"
-        "\tfetched=%ld\tfetch_failed=%ld\tfetch_mismatched=%ld",
+        "\tfetched=%ld\tfetch_failed=%ld\tfetch_mismatched=%ld\tclass_requests=%ld"
+        "\tclass_failed=%ld\tclass_mismatched=%ld",
         (int)rc, dump_records, class_dumps, unknown_classes, dump_complete, ms, fetched,
-        fetch_failed, fetch_mismatched);
+        fetch_failed, fetch_mismatched, class_requests, class_failed, class_mismatched);
     log_traces("dump");
+  } else if (strcmp(mode, "gc_times") == 0) {
+    tl_log("GC\tstarts=%ld\tfinishes=%ld\tunknown_env=%ld\tenv_changed=%ld\tstale_threads=%ld",
+           gc_starts, gc_finishes, gc_unknown_env, gc_env_changed, stale_threads());
   } else if (strcmp(mode, "alloc_class") == 0) {
     tl_log("ALLOCS\tnamed=%ld\tunknown=%ld\trequests=%ld\tfailed=%ld", allocs_named, allocs_unknown,
            requests, requests_failed);
@@ -477,11 +636,14 @@ static void notify_event(JVMPI_Event* ev) {
       if (thread_count < MAX_THREADS) thread_envs[thread_count++] = env;
       pthread_mutex_unlock(&threads_lock);
       threads_add(env, ev->u.thread_start.thread_name);
+      jvmpi->SetThreadLocalStorage(env, env); /* any non-NULL state */
+      live_thread(env, 1);
       if (strcmp(mode, "thread_trace") == 0) trace_thread(env, ev->u.thread_start.thread_name);
       break;
     }
     case JVMPI_EVENT_THREAD_END:
       threads_remove(ev->env_id);
+      live_thread(ev->env_id, 0);
       break;
     case JVMPI_EVENT_OBJECT_ALLOC:
       if (ev->event_type & JVMPI_REQUESTED_EVENT) {
@@ -495,6 +657,7 @@ static void notify_event(JVMPI_Event* ev) {
     case JVMPI_EVENT_HEAP_DUMP:
       read_heap_dump((const unsigned char*)ev->u.heap_dump.begin,
                      (const unsigned char*)ev->u.heap_dump.end);
+      ask_for_classes();
       for (jint i = 0; i < ev->u.heap_dump.num_traces; i++) {
         check_trace(&ev->u.heap_dump.traces[i], "HEAP_DUMP");
       }
@@ -503,6 +666,15 @@ static void notify_event(JVMPI_Event* ev) {
       for (jint i = 0; i < ev->u.monitor_dump.num_traces; i++) {
         check_trace(&ev->u.monitor_dump.traces[i], "MONITOR_DUMP");
       }
+      break;
+    case JVMPI_EVENT_OBJECT_DUMP:
+      object_dump_answer(ev);
+      break;
+    case JVMPI_EVENT_GC_START:
+      gc_event(ev, 1);
+      break;
+    case JVMPI_EVENT_GC_FINISH:
+      gc_event(ev, 0);
       break;
     case JVMPI_EVENT_JVM_INIT_DONE:
       init_done = 1;
@@ -523,6 +695,14 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
   (void)cls;
   (void)arg;
   (void)obj;
+  if (strcmp(mode, "gc_times") == 0) {
+    if (code == 1) return finishes_seen;
+    if (code == 2) {
+      jvmpi->RunGC();
+      return 0;
+    }
+    return -1;
+  }
   if (code >= 3) return sample_hook(code);
   if (code == 1) return jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
   if (code != 2) return -1;
@@ -550,6 +730,12 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void* reserved) {
   char fetch_option[8];
   fetch = opt_value(options, "fetch", fetch_option, sizeof fetch_option) &&
           strcmp(fetch_option, "1") == 0;
+  char monitors_option[8];
+  monitors = opt_value(options, "monitors", monitors_option, sizeof monitors_option) &&
+             strcmp(monitors_option, "1") == 0;
+  char classdump_option[8];
+  classdump = opt_value(options, "classdump", classdump_option, sizeof classdump_option) &&
+              strcmp(classdump_option, "1") == 0;
   if ((*vm)->GetEnv(vm, (void**)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
   if (strcmp(mode, "sample_retransform") == 0 &&
       (*vm)->GetEnv(vm, (void**)&ext, JVMPI_EXT_VERSION_1) != JNI_OK) {
@@ -562,5 +748,25 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM* vm, char* options, void* reserved) {
   jvmpi->EnableEvent(JVMPI_EVENT_JVM_INIT_DONE, NULL);
   jvmpi->EnableEvent(JVMPI_EVENT_JVM_SHUT_DOWN, NULL);
   if (strcmp(mode, "alloc_class") == 0) jvmpi->EnableEvent(JVMPI_EVENT_OBJECT_ALLOC, NULL);
+  if (monitors) {
+    /* Monitor profiling as such an agent has it, from the start (MONITOR_CONTENDED_EXIT is a
+     * bytecode-inserted event). */
+    static const jint monitor_events[] = {JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER,
+                                          JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED,
+                                          JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT,
+                                          JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
+                                          JVMPI_EVENT_MONITOR_CONTENDED_ENTERED,
+                                          JVMPI_EVENT_MONITOR_CONTENDED_EXIT,
+                                          JVMPI_EVENT_MONITOR_WAIT,
+                                          JVMPI_EVENT_MONITOR_WAITED};
+    for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++) {
+      jvmpi->EnableEvent(monitor_events[i], NULL);
+    }
+  }
+  if (strcmp(mode, "gc_times") == 0) {
+    data_lock = jvmpi->RawMonitorCreate("_hprof_data_access_lock");
+    jvmpi->EnableEvent(JVMPI_EVENT_GC_START, NULL);
+    jvmpi->EnableEvent(JVMPI_EVENT_GC_FINISH, NULL);
+  }
   return JNI_OK;
 }
