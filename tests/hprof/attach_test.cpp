@@ -498,6 +498,58 @@ TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
   std::printf("%s\nthreads %ld, %ld\n", measured.c_str(), threads_baseline, threads_after_last);
 }
 
+// HotSpot gives a redefined class a constant pool merged from its current one and the new bytes',
+// comparing entries by value; a NaN Float or Double equals nothing and is appended again at every
+// redefinition (doubling each time on JDK 25, where the retransformed bytes are reconstituted
+// from the merged pool): java.lang.Math, Float and Double grew by hundreds of entries per attach
+// cycle until the merge overflowed. The VM's own log (-Xlog:redefine+class+constantpool) gives
+// the merged pool's length at each redefinition: over three cpu=times cycles (two
+// retransformations each) no class's pool may grow.
+TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
+  const std::string log = path("redefine.log");
+  auto jvm =
+      Start({"-Xlog:redefine+class+load=debug,redefine+class+constantpool=info:file=" + log});
+  ASSERT_NE(jvm, nullptr);
+  ASSERT_EQ(Ask(*jvm, "calls 100", "CALLS "), "CALLS n=100");
+  constexpr int kCycles = 3;
+  for (int cycle = 1; cycle <= kCycles; ++cycle) {
+    const Jcmd attach = Attach(jvm->pid(), "cpu=times,depth=2,file=" + path("times.txt"));
+    ASSERT_TRUE(attach.loaded()) << "cycle " << cycle << ": " << attach.out << jvm->stderr_so_far();
+    ASSERT_EQ(Ask(*jvm, "calls 100", "CALLS "), "CALLS n=100");
+    const Jcmd stop = Stop(jvm->pid());
+    ASSERT_TRUE(stop.loaded()) << "cycle " << cycle << ": " << stop.out << jvm->stderr_so_far();
+  }
+  EXPECT_EQ(Ask(*jvm, "quit", "BYE"), "BYE");
+  const RunResult run = jvm->wait();
+  ASSERT_TRUE(run.exited(0)) << run.describe();
+
+  // "loading name=CLASS kind=..." starts a redefinition, "merge_cp_len=N" follows with its pool.
+  std::map<std::string, std::vector<long>> lengths;
+  static const std::regex kLoading(R"(loading name=(\S+) kind=)");
+  static const std::regex kMerged(R"(merge_cp_len=(\d+))");
+  std::string current;
+  for (const std::string& line : SplitLines(ReadFile(log))) {
+    std::smatch m;
+    if (std::regex_search(line, m, kLoading)) {
+      current = m[1];
+    } else if (!current.empty() && std::regex_search(line, m, kMerged)) {
+      lengths[current].push_back(std::stol(m[1]));
+      current.clear();
+    }
+  }
+  // The check can fail: the program's own class was retransformed at every attach and stop.
+  ASSERT_EQ(lengths["hproftest.AttachTarget"].size(), 2u * kCycles)
+      << "the VM's log shows fewer redefinitions than the cycles made";
+  std::string grown;
+  for (const auto& [name, sizes] : lengths) {
+    if (sizes.back() == sizes.front()) continue;
+    grown += name + ":";
+    for (long n : sizes) grown += " " + std::to_string(n);
+    grown += "\n";
+  }
+  EXPECT_EQ(grown, "") << "constant pools that grew over " << kCycles << " attach cycles";
+}
+
 INSTANTIATE_FOR_JDKS(AttachTest);
 
 }  // namespace
