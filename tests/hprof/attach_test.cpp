@@ -510,9 +510,12 @@ TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
 // from the merged pool): java.lang.Math, Float and Double grew by hundreds of entries per attach
 // cycle until the merge overflowed. The VM's own log (-Xlog:redefine+class+constantpool) gives
 // the merged pool's length at each redefinition: over three cpu=times cycles (two
-// retransformations each) no class's pool may grow.
+// retransformations each) no class's pool may grow. A class with a NaN constant that loads while
+// attached is not instrumented (its code, read by the test's own JVMTI agent, is the original).
 TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
   const std::string log = path("redefine.log");
+  const std::string probe = std::string(HPROF_TEST_PROBE_LIB);
+  const std::string kNaNHolder = "Lhproftest/AttachTarget$NaNHolder;";
   auto jvm =
       Start({"-Xlog:redefine+class+load=debug,redefine+class+constantpool=info:file=" + log});
   ASSERT_NE(jvm, nullptr);
@@ -522,6 +525,12 @@ TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
     const Jcmd attach = Attach(jvm->pid(), "cpu=times,depth=2,file=" + path("times.txt"));
     ASSERT_TRUE(attach.loaded()) << "cycle " << cycle << ": " << attach.out << jvm->stderr_so_far();
     ASSERT_EQ(Ask(*jvm, "calls 100", "CALLS "), "CALLS n=100");
+    if (cycle == 1) {
+      // A class with a NaN constant, loaded while attached: the stop could not retransform it
+      // back, so it must not be instrumented at its load either.
+      ASSERT_EQ(Ask(*jvm, "nan", "NAN "), "NAN true");
+      ASSERT_TRUE(AgentLoad(jvm->pid(), probe, kNaNHolder + "=" + path("nan_during.txt")).loaded());
+    }
     const Jcmd stop = Stop(jvm->pid());
     ASSERT_TRUE(stop.loaded()) << "cycle " << cycle << ": " << stop.out << jvm->stderr_so_far();
   }
@@ -554,6 +563,18 @@ TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
     grown += "\n";
   }
   EXPECT_EQ(grown, "") << "constant pools that grew over " << kCycles << " attach cycles";
+
+  // The NaN class's code as a JVM that was never attached holds it.
+  auto plain = Start();
+  ASSERT_NE(plain, nullptr);
+  ASSERT_EQ(Ask(*plain, "nan", "NAN "), "NAN true");
+  ASSERT_TRUE(AgentLoad(plain->pid(), probe, kNaNHolder + "=" + path("nan_plain.txt")).loaded());
+  EXPECT_EQ(Ask(*plain, "quit", "BYE"), "BYE");
+  ASSERT_TRUE(plain->wait().exited(0));
+  const std::string original = ReadFile(path("nan_plain.txt"));
+  ASSERT_NE(original.find("orNaN (D)D "), std::string::npos) << original;
+  EXPECT_EQ(ReadFile(path("nan_during.txt")), original)
+      << "a class with a NaN constant was instrumented when it loaded during an attached session";
 }
 
 INSTANTIATE_FOR_JDKS(AttachTest);
