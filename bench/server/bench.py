@@ -13,6 +13,13 @@ for CPU samplers the stack samples per
 CPU-second of the JVM (the runtime's signals=, or async-profiler's jdk.ExecutionSample events)
 and whether perf-event descriptors were open (which CPU timer ran).
 
+With --after-stop the configurations are instead three Tomcats that run the same timeline
+(warm-up, a loaded phase, a second warm-up, the measured run): N and N' never attached, P
+attached with `jvmprof attach PID SESSION` at the start of its loaded phase and stopped with
+`jvmprof stop PID` at its end, under ab's load. The table gives requests/s after the stop, P/N
+and N'/N (the A/A row) as ratios of medians and as medians of per-round ratios, and the stack
+samples HPROF recorded per CPU-second of P's JVM while attached.
+
 Run through bench/server/run-server-bench.sh (which installs tomcat10 and apache2-utils when
 missing).
 """
@@ -26,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -226,6 +234,136 @@ def run_ab(port, clients, seconds, spin, items):
             int(complete.group(1)) if complete else 0)
 
 
+# --after-stop: (name, attached during the loaded phase).
+AFTER_STOP_CONFIGS = [
+    ("never attached (N)", False),
+    ("attached, then stopped (P)", True),
+    ("never attached, repeated (N')", False),
+]
+
+
+def hprof_cpu_samples(report_path):
+    """The total of HPROF's CPU SAMPLES section in a text report, or None."""
+    try:
+        with open(report_path, errors="replace") as f:
+            m = re.search(r"^CPU SAMPLES BEGIN \(total = (\d+)", f.read(), re.M)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def after_stop_run(a, jvmprof, base, port, env, attach, report, log):
+    """One Tomcat through the --after-stop timeline; returns (ab row after the stop or None,
+    CPU seconds of the JVM while attached or None, problem or None)."""
+    proc, _ = start_tomcat(a.jdk, base, port, [], env, log)
+    try:
+        if not wait_for_port(port, proc, 120):
+            return None, None, "did not start"
+        if a.warmup:
+            run_ab(port, a.clients, a.warmup, a.spin, a.items)
+        # The loaded phase: ab runs for --attached seconds; P is attached at its start and stopped
+        # a second before its end, so both happen under load.
+        loaded = threading.Thread(target=run_ab,
+                                  args=(port, a.clients, a.attached, a.spin, a.items))
+        loaded.start()
+        attached_cpu, problem = None, None
+        if attach:
+            time.sleep(0.5)  # let ab's clients connect
+            cpu_before = process_cpu_seconds(proc.pid)
+            began = time.time()
+            r = subprocess.run([jvmprof, "attach", str(proc.pid), f"{a.session},file={report}"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                problem = "attach failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+            else:
+                time.sleep(max(0.0, a.attached - 1 - (time.time() - began)))
+                r = subprocess.run([jvmprof, "stop", str(proc.pid)], capture_output=True,
+                                   text=True)
+                cpu_after = process_cpu_seconds(proc.pid)
+                if r.returncode != 0:
+                    problem = "stop failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
+                elif cpu_before is not None and cpu_after is not None:
+                    attached_cpu = cpu_after - cpu_before
+        loaded.join()
+        if problem:
+            return None, None, problem
+        # The untimed warm-up again: what a stop leaves to recompile is recompiled before the
+        # measured run, as for N (which ran the same loaded phase without an attach).
+        if a.warmup:
+            run_ab(port, a.clients, a.warmup, a.spin, a.items)
+        row = run_ab(port, a.clients, a.duration, a.spin, a.items)
+        return row, attached_cpu, None if row is not None else "ab failed"
+    finally:
+        if not stop(proc, 180):
+            print("a Tomcat had to be killed at exit", file=sys.stderr)
+
+
+def after_stop_main(a, jvmprof, base, port, env, work):
+    """--after-stop: N, P, N' in interleaved rounds (the order rotating), table after each."""
+    rps = {name: [] for name, _ in AFTER_STOP_CONFIGS}
+    sample_rates = []  # HPROF's samples per CPU-second of P's JVM while attached
+    per_round = {"P/N": [], "N'/N": []}
+    notes = {name: set() for name, _ in AFTER_STOP_CONFIGS}
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_start = os.getloadavg()[0]
+    n, p, n2 = (name for name, _ in AFTER_STOP_CONFIGS)
+    for r in range(a.rounds):
+        order = AFTER_STOP_CONFIGS[r % 3:] + AFTER_STOP_CONFIGS[:r % 3]
+        this_round = {}
+        for name, attach in order:
+            report = os.path.join(work, f"after-stop-{r}.txt")
+            log = open(os.path.join(work, "tomcat.log"), "w")
+            row, attached_cpu, problem = after_stop_run(a, jvmprof, base, port, env, attach,
+                                                        report, log)
+            log.close()
+            if problem:
+                notes[name].add(problem)
+            if row is not None:
+                rps[name].append(row[0])
+                this_round[name] = row[0]
+                if row[3]:
+                    notes[name].add(f"{row[3]} failed requests")
+            taken = hprof_cpu_samples(report) if attach else None
+            if taken is not None and attached_cpu:
+                sample_rates.append(taken / attached_cpu)
+            print(f"round {r + 1} {name}: {row}"
+                  + (f"; attached: {taken} samples in {attached_cpu} CPU-s" if attach else ""),
+                  file=sys.stderr, flush=True)
+        if n in this_round:
+            for key, other in (("P/N", p), ("N'/N", n2)):
+                if other in this_round:
+                    per_round[key].append(this_round[other] / this_round[n])
+
+        def med(values):
+            return statistics.median(values) if values else None
+
+        def fmt(v, spec):
+            return format(v, spec) if v is not None else "-"
+
+        print(f"\n### After round {r + 1} of {a.rounds}\n")
+        print(f"Started {started}; Tomcat 10 (Debian) on {a.jdk}, {a.clients} clients (ab); "
+              f"each run: {a.warmup} s warm-up, {a.attached} s loaded phase (P attached with "
+              f"`{a.session}` and stopped in it), {a.warmup} s warm-up, {a.duration} s measured; "
+              f"request: spin={a.spin}, items={a.items}; {os.cpu_count()} CPUs; 1-minute load "
+              f"average {load_start:.2f} at the start, {os.getloadavg()[0]:.2f} now.\n")
+        print("| JVM | rps after the stop (median) | ratio of medians to N | "
+              "median of per-round ratios | runs | notes |")
+        print("|---|---:|---:|---:|---|---|")
+        base_rps = med(rps[n])
+        for name, _ in AFTER_STOP_CONFIGS:
+            m = med(rps[name])
+            ratio = m / base_rps if m is not None and base_rps else None
+            key = {p: "P/N", n2: "N'/N"}.get(name)
+            round_ratio = med(per_round[key]) if key else None
+            print(f"| {name} | {fmt(m, '.0f')} | {fmt(ratio, '.3f')} | "
+                  f"{fmt(round_ratio, '.3f')} | {', '.join(f'{x:.0f}' for x in rps[name])} | "
+                  f"{'; '.join(sorted(notes[name]))} |")
+        rate = med(sample_rates)
+        print(f"\nP while attached: {fmt(rate, '.1f')} samples per CPU-second of the JVM "
+              f"(median of {len(sample_rates)}; HPROF's CPU SAMPLES total over the JVM's user + "
+              f"system CPU from attach to stop)", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", required=True, help="build directory (lib/libhprof.so, jvmprof)")
@@ -240,7 +378,17 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma-separated substrings of configuration names, or =NAME for one "
                          "name exactly (no agent always runs)")
+    ap.add_argument("--after-stop", action="store_true",
+                    help="throughput after an attached session was stopped (N, P, N')")
+    ap.add_argument("--attached", type=int, default=15,
+                    help="--after-stop: seconds of the loaded phase P is attached in")
+    ap.add_argument("--session", default="cpu=samples,heap=sites,monitor=y",
+                    help="--after-stop: HPROF options of P's session (file= is added)")
     a = ap.parse_args()
+    if a.attached < 3:
+        ap.error("--attached must be at least 3")
+    if "file=" in a.session or "net=" in a.session:
+        ap.error("--session takes HPROF options without file= or net= (file= is added)")
     for n, v in (("rounds", a.rounds), ("duration", a.duration), ("clients", a.clients)):
         if v < 1:
             ap.error(f"--{n} must be at least 1")
@@ -265,6 +413,16 @@ def main():
     port = free_port()
     make_base(os.path.join(work, "base"), a.jdk, port)
     base = os.path.join(work, "base")
+    if a.after_stop:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: sys.exit(130))
+        env = dict(os.environ)
+        after_stop_main(a, jvmprof, base, port, env, work)
+        if not os.environ.get("BENCH_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}", file=sys.stderr)
+        return
     serve_port, ui_port = free_port(), free_port()
     serve_log = open(os.path.join(work, "jvmprof-serve.log"), "w")
     serve = subprocess.Popen([jvmprof, "serve", "--port", str(serve_port), "--ui-port",

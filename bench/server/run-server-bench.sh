@@ -10,11 +10,15 @@
 #
 #   bench/server/run-server-bench.sh [--build DIR] [--rounds N] [--duration S] [--warmup S]
 #                                    [--clients N] [--only SUBSTR,...]
+#                                    [--after-stop [--attached S]]
 #
 # --build: build directory with lib/libhprof.so and src/jvmprof/jvmprof (default: build next to
 # bench/); --rounds (3); --duration: measured seconds per run (20); --warmup: seconds of load
 # before measuring (8); --clients (50); --only: run only the configurations whose name contains
-# one of the substrings, or is exactly NAME for an item =NAME (no agent always runs). Environment: JDK17_HOME (default
+# one of the substrings, or is exactly NAME for an item =NAME (no agent always runs); --after-stop:
+# instead of the configurations, the throughput after `jvmprof attach` (cpu=samples,heap=sites,
+# monitor=y) under load and `jvmprof stop` against never-attached Tomcats, with --attached the
+# seconds of the loaded phase P is attached in (15). Environment: JDK17_HOME (default
 # /usr/lib/jvm/java-17-openjdk-amd64, Debian's Tomcat 10 runs on it), ASPROF_LIB.
 # Installs tomcat10 and apache2-utils with apt-get when they are missing (the benchmark's own
 # dependencies; the build and the tests do not need them). Takes about 35 s per configuration
@@ -32,7 +36,11 @@ while (($# > 0)); do
       build=$2
       shift 2
       ;;
-    --rounds | --duration | --warmup | --clients)
+    --after-stop)
+      args+=("$1")
+      shift
+      ;;
+    --rounds | --duration | --warmup | --clients | --attached)
       if (($# < 2)) || ! [[ $2 =~ ^[0-9]+$ ]]; then
         echo "run-server-bench.sh: $1 needs a whole number" >&2
         exit 2

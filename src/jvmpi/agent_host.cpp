@@ -60,6 +60,7 @@ bool add_capabilities() {
   wanted.can_get_current_contended_monitor = 1;
   wanted.can_generate_sampled_object_alloc_events = 1;
   wanted.can_retransform_classes = 1;
+  wanted.can_get_constant_pool = 1;  // classes with NaN constants, see method_events.h
   wanted.can_generate_vm_object_alloc_events = 1;
   wanted.can_generate_resource_exhaustion_heap_events = 1;
 
@@ -172,6 +173,7 @@ jint start(JavaVM* vm, const std::string& agent_name, agent_library::OnLoadFunct
       return JNI_ERR;
     }
     thread_events::begin_session();
+    method_events::keep_nan_classes_out();
     // Before JVM_OnLoad: the threads it may ask about (GetThreadObject, RequestEvent) are known.
     attach::adopt_running_threads(jni);
   }

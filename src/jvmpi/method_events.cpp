@@ -16,6 +16,7 @@
 #include "known_methods.h"
 #include "log.h"
 #include "monitor_exit_events.h"
+#include "nan_constants.h"
 #include "object_ids.h"
 #include "thread_events.h"
 
@@ -82,6 +83,9 @@ InstrumentedClass* find(jint number) {
 }
 
 std::atomic<bool> g_engaged{false};
+// Set once the runtime was attached to a running VM: from then on classes with NaN constants are
+// neither instrumented nor retransformed (see keep_nan_classes_out in method_events.h).
+std::atomic<bool> g_nan_classes_out{false};
 std::mutex g_apply_mutex;
 Hooks g_applied;  // what loaded classes were last instrumented with; under g_apply_mutex
 jobject g_platform_loader = nullptr;  // global reference
@@ -289,6 +293,7 @@ void retransform_loaded_classes(JNIEnv* jni) {
   if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
   std::vector<jclass> batch;
   int failures = 0;
+  const bool nan_classes_out = g_nan_classes_out.load();
   auto flush = [&] {
     if (batch.empty()) return;
     if (jvmti()->RetransformClasses(static_cast<jint>(batch.size()), batch.data()) !=
@@ -303,6 +308,7 @@ void retransform_loaded_classes(JNIEnv* jni) {
   for (jint i = 0; i < count; ++i) {
     jboolean modifiable = JNI_FALSE;
     if (jvmti()->IsModifiableClass(classes[i], &modifiable) == JVMTI_ERROR_NONE && modifiable) {
+      if (nan_classes_out && nan_constants::in_loaded_class(classes[i])) continue;
       batch.push_back(classes[i]);
       if (batch.size() == 256) flush();
     }
@@ -367,6 +373,11 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
   options.instructions = hooks.instructions && is_application_loader(jni, loader);
   options.monitor_exits = hooks.monitor_exits;
   if (!options.method_entry_exit && !options.instructions && !options.monitor_exits) return false;
+  // Loaded while attached: instrumented now, it would need a retransformation at the detach.
+  if (g_nan_classes_out.load() &&
+      nan_constants::in_class_file(std::span(bytes, static_cast<size_t>(length)))) {
+    return false;
+  }
   try {
     bci::InjectionResult result =
         bci::instrument(std::span(bytes, static_cast<size_t>(length)), options);
@@ -404,6 +415,10 @@ void release_instrumented_classes() {
 
 void vm_dying() {
   g_vm_dying.store(true);
+}
+
+void keep_nan_classes_out() {
+  g_nan_classes_out.store(true);
 }
 
 void events_changed() {

@@ -28,6 +28,13 @@ void start(JNIEnv* jni);
 bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint length,
                 std::vector<unsigned char>& out);
 
+// The runtime was attached to a running VM: from now on in this process, classes with a Float or
+// Double NaN constant are neither instrumented nor retransformed. HotSpot appends a copy of each
+// NaN constant to the class's constant pool at every retransformation (NaN equals nothing when
+// the pools are merged), so attach and detach cycles would grow those pools without bound; the
+// classes lose method events while attached instead (docs/attach.md).
+void keep_nan_classes_out();
+
 // The enabled method or instruction events changed: re-instrument loaded classes to match.
 void events_changed();
 

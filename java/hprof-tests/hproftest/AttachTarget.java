@@ -23,6 +23,8 @@ import java.util.SplittableRandom;
  *       {@code GARBAGE mib=MIB};
  *   <li>{@code round}: a fixed computation whose printed result must never change, profiled or
  *       not ({@code ROUND k value=...});
+ *   <li>{@code nan}: uses {@link NaNHolder} (loading it the first time), a class with a NaN
+ *       constant; prints {@code NAN true};
  *   <li>{@code quit}: prints {@code BYE} and ends.
  * </ul>
  * Before it reads stdin it allocates {@code EARLY} objects of {@link Early}, kept alive, and
@@ -33,6 +35,13 @@ public final class AttachTarget {
   static final int EARLY = 5000;
   static volatile long sink;
   static final List<Object> KEPT = new ArrayList<>();
+
+  /** A class whose constant pool holds a Double NaN (the compiler inlines Double.NaN). */
+  static final class NaNHolder {
+    static double orNaN(double x) {
+      return x < 0 ? Double.NaN : x;
+    }
+  }
 
   /** Objects allocated before any profiler was attached. */
   static final class Early {
@@ -164,6 +173,9 @@ public final class AttachTarget {
           break;
         case "round":
           answer = round(++rounds);
+          break;
+        case "nan":
+          answer = "NAN " + Double.isNaN(NaNHolder.orNaN(-1));
           break;
         case "quit":
           System.out.println("BYE");
