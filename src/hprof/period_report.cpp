@@ -123,6 +123,7 @@ class PeriodWriter {
     const Options& o = p.options;
     sections_ = {o.cpu_samples(), o.cpu == CpuMode::kTimes, o.alloc_sites, o.monitor};
     start_ms_ = wall_ms();
+    p.threads.begin_period();
     // A front end that goes away is reconnected; the new stream gets a hello.
     if (o.net()) {
       p.output.enable_reconnect([this] {
@@ -206,7 +207,7 @@ class PeriodWriter {
     if (!hello.active()) return;
     if (p.options.binary) {
       p.binary.hello(
-          p.classes, p.traces,
+          p.classes, p.traces, p.threads.alive_since_last_period(),
           remembered_identity() + " connection=" + std::to_string(p.output.connections()), hello);
       p.binary.flush();
       hello.done();
@@ -216,6 +217,12 @@ class PeriodWriter {
     if (!remembered_identity().empty()) {
       p.output.write(remembered_identity() +
                      " connection=" + std::to_string(p.output.connections()) + "\n");
+    }
+    // The threads the periods to come may name, so that none is unknown on this connection
+    // (cpu=old writes no thread events at all).
+    if (p.options.cpu != CpuMode::kOld) {
+      for (const ThreadInfo& t : p.threads.alive_since_last_period())
+        p.output.write(text::thread_start(t.serial, t.object, t.name, t.group));
     }
     p.traces.mark_all_unwritten();
     write_pending_traces();
@@ -231,6 +238,9 @@ class PeriodWriter {
     // left them: the first period after the reconnect covers the outage.
     if (p.output.failed() || (p.options.net() && !p.output.link_up())) return;
     // The counters are taken before the traces are written, so no row names a trace not sent.
+    // Threads that end from here on may have samples in the next period: a hello before it
+    // replays them (ThreadTable::alive_since_last_period).
+    p.threads.begin_period();
     PeriodSnapshot now = snapshot();
     const int64_t end_ms = wall_ms();
     write_pending_traces();
