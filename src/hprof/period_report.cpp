@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "period_report.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -124,6 +126,7 @@ class PeriodWriter {
     sections_ = {o.cpu_samples(), o.cpu == CpuMode::kTimes, o.alloc_sites, o.monitor};
     start_ms_ = wall_ms();
     p.threads.begin_period();
+    if (sections_.cpu_samples) p.cpu_samples.track_changes();
     // A front end that goes away is reconnected; the new stream gets a hello.
     if (o.net()) {
       p.output.enable_reconnect([this] {
@@ -136,6 +139,7 @@ class PeriodWriter {
     }
     try {
       thread_ = std::thread([this] { run(); });
+      pthread_setname_np(thread_.native_handle(), "HPROF period");
     } catch (const std::system_error&) {
       return false;
     }
@@ -181,11 +185,16 @@ class PeriodWriter {
     }
   }
 
-  PeriodSnapshot snapshot() const {
+  PeriodSnapshot snapshot() {
     Profile& p = profile();
     PeriodSnapshot s;
     if (sections_.cpu_samples) {
-      for (const Cost& c : p.cpu_samples.sorted_by_count()) s.cpu[c.trace] = c;
+      // The rows changed since the last period only: a period's work follows what it adds, not
+      // the size of the profile. After a reset (CONTROL or DATA_RESET) every row counts anew.
+      uint64_t clears = 0;
+      for (const Cost& c : p.cpu_samples.take_changed(clears)) s.cpu[c.trace] = c;
+      if (clears != cpu_clears_) last_.cpu.clear();
+      cpu_clears_ = clears;
     } else if (sections_.cpu_times) {
       for (const Cost& c : p.timer.costs(false)) s.cpu[c.trace] = c;
     }
@@ -254,7 +263,13 @@ class PeriodWriter {
       p.output.write(block);
       p.output.flush();
     }
-    last_ = std::move(now);
+    if (sections_.cpu_samples) {
+      for (const auto& [trace, cost] : now.cpu) last_.cpu[trace] = cost;
+    } else {
+      last_.cpu = std::move(now.cpu);  // cpu=times: read whole
+    }
+    last_.sites = std::move(now.sites);
+    last_.monitors = std::move(now.monitors);
     start_ms_ = end_ms;
   }
 
@@ -266,7 +281,8 @@ class PeriodWriter {
   std::thread thread_;
   uint64_t seq_ = 0;
   int64_t start_ms_ = 0;
-  PeriodSnapshot last_;
+  PeriodSnapshot last_;      // every CPU row reported so far; the sites and monitors as last read
+  uint64_t cpu_clears_ = 0;  // CostTable::take_changed's clears at the last period
 };
 
 PeriodWriter* g_writer = nullptr;  // never destroyed: the VM may still run other threads

@@ -313,18 +313,21 @@ unsigned TraceTable::intern_in_table(const JVMPI_CallFrame* frames, int count,
 std::vector<TraceInfo> TraceTable::take_unwritten() {
   std::lock_guard lock(mutex_);
   std::vector<TraceInfo> out;
-  for (auto& [serial, trace] : traces_) {
+  for (auto it = traces_.lower_bound(first_unwritten_); it != traces_.end(); ++it) {
+    TraceInfo& trace = it->second;
     if (!trace.written) {
       trace.written = true;
       out.push_back(trace);
     }
   }
+  first_unwritten_ = next_serial_;
   return out;
 }
 
 void TraceTable::mark_all_unwritten() {
   std::lock_guard lock(mutex_);
   for (auto& [serial, trace] : traces_) trace.written = false;
+  first_unwritten_ = 0;
 }
 
 TraceInfo TraceTable::find(unsigned serial) const {

@@ -160,6 +160,9 @@ class TraceTable {
   const uint64_t id_;  // tells tables apart in the per-thread memo of intern
   mutable std::mutex mutex_;
   unsigned next_serial_ = kEmptyTraceSerial + 1;
+  // Every trace below this serial is written: take_unwritten starts here rather than walking the
+  // whole table under the lock interning needs (serials only grow, and no trace is removed).
+  unsigned first_unwritten_ = 0;
   std::unordered_map<Key, unsigned, KeyHash, KeyEqual> serials_;
   std::map<unsigned, TraceInfo> traces_;
 };
