@@ -356,7 +356,7 @@ def main():
                 results[n].append(r)
                 log("round %d %-30s wall %6.2f s  CPU %6.2f s  samples %s  stream threads %s  "
                     "wire %s" % (rnd + 1, n, r["wall"], r["cpu"], r["samples"],
-                                 " ".join("%s=%.2f" % kv for kv in sorted(r["stream"].items()))
+                                 " ".join("%s=%.4f" % kv for kv in sorted(r["stream"].items()))
                                  or "-",
                                  "%.0f B/min steady" % r["rate"] if r.get("rate") else "-"))
         if args.wire_classes:
