@@ -21,7 +21,9 @@ NET and P), so that a cheaper row that took fewer samples shows as such, and the
 HPROF's own net= and period= threads (`HPROF net`, `HPROF period`, `HPROF listener`, read from
 /proc/PID/task/*/schedstat, else stat, every 0.2 s while the JVM runs; the last reading before the exit counts, so
 the exit's last period and reports are left out): a direct measure of what streaming costs, which
-the noise of the whole process's CPU cannot hide.
+the noise of the whole process's CPU cannot hide. And, per round against N, the process's CPU
+without HotSpot's JIT compiler and GC threads (about half of javac's CPU, and the part whose
+amount varies most from run to run).
 
 Bytes on the wire: serve counts what it receives per connection (`bytes` in /api/profiles); the
 script polls it during each P run and prints (1) the steady rate between the first and the last
@@ -96,6 +98,9 @@ class Serve:
 
 # The threads HPROF adds for net= and period= (named in src/hprof; the sampler is in every row).
 STREAM_THREADS = ("HPROF net", "HPROF period", "HPROF listener")
+# HotSpot's JIT compiler and GC threads: javac spends about half its CPU compiling, and how much
+# varies from run to run; the CPU without them is the program's own (and the agent's).
+JIT_GC_THREADS = ("C1 CompilerThre", "C2 CompilerThre", "GC Thread", "G1 ")
 
 
 def thread_cpu(pid, ticks):
@@ -162,6 +167,8 @@ def run_measured(cmd, cwd, env, timeout):
     for comm, cpu in seen.values():
         if comm in STREAM_THREADS:
             stream[comm] = stream.get(comm, 0.0) + cpu
+        elif comm.startswith(JIT_GC_THREADS):
+            stream["(JIT and GC)"] = stream.get("(JIT and GC)", 0.0) + cpu
     return wall, usage.ru_utime + usage.ru_stime, stream, p.returncode
 
 
@@ -374,21 +381,30 @@ def main():
         base = statistics.median(r["cpu"] for r in results[names[0]])
         base_by_round = {r["round"]: r["cpu"] for r in results[names[0]]}
         print("| configuration | CPU s (median) | CPU ratio to N (of medians) | per-round ratio "
-              "to N (median, min-max) | wall s (median) | samples per CPU-second | stream "
-              "threads' CPU s (median) | share of the process's CPU |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+              "to N (median, min-max) | without JIT and GC threads, per-round ratio to N | wall s "
+              "(median) | samples per CPU-second | stream threads' CPU s (median) | share of "
+              "the process's CPU |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in names:
         cpu = statistics.median(r["cpu"] for r in results[n])
         wall = statistics.median(r["wall"] for r in results[n])
         per = [r["samples"] / r["cpu"] for r in results[n] if r["samples"]]
         # Each round's run against N's run of the same round: the drift between rounds cancels.
         paired = [r["cpu"] / base_by_round[r["round"]] for r in results[n]]
-        stream = [sum(r["stream"].values()) for r in results[n]]
-        share = [sum(r["stream"].values()) / r["cpu"] for r in results[n]]
-        print("| %s | %.2f | %.3fx | %.3fx (%.3f-%.3f) | %.2f | %s | %.3f | %.2f %% |" % (
-            n, cpu, cpu / base, statistics.median(paired), min(paired), max(paired), wall,
-            "%.1f" % statistics.median(per) if per else "-", statistics.median(stream),
-            100 * statistics.median(share)))
+        stream = [sum(v for k, v in r["stream"].items() if k in STREAM_THREADS)
+                  for r in results[n]]
+        share = [x / r["cpu"] for x, r in zip(stream, results[n])]
+        # The CPU without the JIT compiler and GC threads, each round against N's.
+        base_rest = {r["round"]: r["cpu"] - r["stream"].get("(JIT and GC)", 0.0)
+                     for r in results[names[0]]}
+        rest = [(r["cpu"] - r["stream"].get("(JIT and GC)", 0.0)) / base_rest[r["round"]]
+                for r in results[n]]
+        print("| %s | %.2f | %.3fx | %.3fx (%.3f-%.3f) | %.3fx (%.3f-%.3f) | %.2f | %s | %.3f | "
+              "%.2f %% |" % (
+                  n, cpu, cpu / base, statistics.median(paired), min(paired), max(paired),
+                  statistics.median(rest), min(rest), max(rest), wall,
+                  "%.1f" % statistics.median(per) if per else "-", statistics.median(stream),
+                  100 * statistics.median(share)))
     p_runs = results[names[2]] if names else []
     rates = [r["rate"] for r in p_runs if r.get("rate")]
     totals = [r["total"] for r in p_runs if r.get("total")]
