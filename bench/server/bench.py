@@ -45,6 +45,11 @@ CONFIGS = [
     ("no agent", None, None),
     ("no agent, repeated", None, None),
     ("cpu=samples", "cpu=samples", None),
+    # What streaming costs, split (run with --only "N: ,N': ,P: ,=cpu=samples"): cpu=samples to a
+    # file (no net=), the same again (A/A), and with period=10 into serve beside plain net= above.
+    ("N: cpu=samples to a file", "cpu=samples", None),
+    ("N': cpu=samples to a file (A/A)", "cpu=samples", None),
+    ("P: cpu=samples period=10 net=", "cpu=samples,period=10", None),
     ("monitor=y", "monitor=y", None),
     ("heap=sites,sample=512k (net= default)", "heap=sites", None),
     ("heap=sites,sample=0 (exact)", "heap=sites,sample=0", None),
@@ -497,7 +502,9 @@ def main():
             for name, hprof, asprof in configs:
                 agent = []
                 out = None
-                if hprof is not None:
+                if hprof is not None and name.startswith("N"):
+                    agent = [f"-agentlib:hprof={hprof},file={work}/java.hprof.txt"]
+                elif hprof is not None:
                     agent = [f"-agentlib:hprof={hprof},net=127.0.0.1:{serve_port}"]
                 elif asprof is not None:
                     out = os.path.join(work, f"asprof-{len(results[name])}.jfr")

@@ -170,7 +170,8 @@ hprof::WriterOptions BinaryReport::writer_options() const {
   return w;
 }
 
-void BinaryReport::hello(const ClassTable& classes, TraceTable& traces, const std::string& identity,
+void BinaryReport::hello(const ClassTable& classes, TraceTable& traces,
+                         const std::vector<ThreadInfo>& threads, const std::string& identity,
                          Output::HelloScope& hello) {
   Hold hold(*this);
   if (!writer_ || !hello.active()) return;
@@ -191,6 +192,9 @@ void BinaryReport::hello(const ClassTable& classes, TraceTable& traces, const st
     write_load_class(info, id);
     if (info.unloaded) writer_->unload_class(info.serial);
   }
+  // The threads traces and the periods to come may name (a trace's thread serial with thread=y; an
+  // END THREAD): their START THREAD again, so the connection names no thread it never announced.
+  for (const ThreadInfo& t : threads) write_start_thread(t.serial, t.object, t);
   // Frames get ids anew (ids are never reused, so no old one is repeated with another meaning).
   frames_.clear();
   traces.mark_all_unwritten();
@@ -237,18 +241,20 @@ void BinaryReport::unload_class(unsigned serial) {
 
 void BinaryReport::start_thread(unsigned serial, jobjectID object, const ThreadInfo& info) {
   const size_t bytes = 64 + info.name.size() + info.group.size() + info.parent.size();
-  event(bytes, /*droppable=*/true,
-        [this, serial, object, name = info.name, group = info.group, parent = info.parent] {
-          if (!writer_) return;
-          hprof::StartThread r;
-          r.thread_serial = serial;
-          r.thread_id = id_of(object);
-          r.trace_serial = kEmptyTraceSerial;
-          r.name_id = string_id(name);
-          r.group_name_id = string_id(group);
-          r.parent_group_name_id = string_id(parent);
-          writer_->start_thread(r);
-        });
+  event(bytes, /*droppable=*/true, [this, serial, object, info] {
+    if (writer_) write_start_thread(serial, object, info);
+  });
+}
+
+void BinaryReport::write_start_thread(unsigned serial, jobjectID object, const ThreadInfo& info) {
+  hprof::StartThread r;
+  r.thread_serial = serial;
+  r.thread_id = id_of(object);
+  r.trace_serial = kEmptyTraceSerial;
+  r.name_id = string_id(info.name);
+  r.group_name_id = string_id(info.group);
+  r.parent_group_name_id = string_id(info.parent);
+  writer_->start_thread(r);
 }
 
 void BinaryReport::end_thread(unsigned serial) {

@@ -67,11 +67,12 @@ class BinaryReport {
   // STACK FRAME and STACK TRACE records for the traces not yet written.
   void traces(const ClassTable& classes, TraceTable& traces);
   // A new connection's hello (inside `hello`, on its thread): the header and CONTROL SETTINGS,
-  // every UTF8 name so far, LOAD CLASS (and UNLOAD CLASS) for every class, STACK FRAME and STACK
-  // TRACE for every trace, the IDENTITY note `identity`, the events kept while the front end was
-  // away, then (when the lock is let go) deferred events and the DROPPED note.
-  void hello(const ClassTable& classes, TraceTable& traces, const std::string& identity,
-             Output::HelloScope& hello);
+  // every UTF8 name so far, LOAD CLASS (and UNLOAD CLASS) for every class, START THREAD for each
+  // of `threads` (ThreadTable's alive_since_last_period), STACK FRAME and STACK TRACE for every
+  // trace, the IDENTITY note `identity`, the events kept while the front end was away, then (when
+  // the lock is let go) deferred events and the DROPPED note.
+  void hello(const ClassTable& classes, TraceTable& traces, const std::vector<ThreadInfo>& threads,
+             const std::string& identity, Output::HelloScope& hello);
   void alloc_sites(const ClassTable& classes, const std::vector<Site>& sites,
                    const SiteCounts& totals, double cutoff, bool by_allocated);
   void heap_summary(const SiteCounts& totals);
@@ -112,6 +113,7 @@ class BinaryReport {
   void write_deferred_and_note();
   void write_traces(const ClassTable& classes, TraceTable& traces);  // the lock held
   void write_load_class(const ClassInfo& info, jobjectID class_id);  // the lock held
+  void write_start_thread(unsigned serial, jobjectID object, const ThreadInfo& info);  // held
   hprof::WriterOptions writer_options() const;
 
   class HeapDump;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "period_report.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -123,6 +125,8 @@ class PeriodWriter {
     const Options& o = p.options;
     sections_ = {o.cpu_samples(), o.cpu == CpuMode::kTimes, o.alloc_sites, o.monitor};
     start_ms_ = wall_ms();
+    p.threads.begin_period();
+    if (sections_.cpu_samples) p.cpu_samples.track_changes();
     // A front end that goes away is reconnected; the new stream gets a hello.
     if (o.net()) {
       p.output.enable_reconnect([this] {
@@ -135,6 +139,7 @@ class PeriodWriter {
     }
     try {
       thread_ = std::thread([this] { run(); });
+      pthread_setname_np(thread_.native_handle(), "HPROF period");
     } catch (const std::system_error&) {
       return false;
     }
@@ -180,11 +185,16 @@ class PeriodWriter {
     }
   }
 
-  PeriodSnapshot snapshot() const {
+  PeriodSnapshot snapshot() {
     Profile& p = profile();
     PeriodSnapshot s;
     if (sections_.cpu_samples) {
-      for (const Cost& c : p.cpu_samples.sorted_by_count()) s.cpu[c.trace] = c;
+      // The rows changed since the last period only: a period's work follows what it adds, not
+      // the size of the profile. After a reset (CONTROL or DATA_RESET) every row counts anew.
+      uint64_t clears = 0;
+      for (const Cost& c : p.cpu_samples.take_changed(clears)) s.cpu[c.trace] = c;
+      if (clears != cpu_clears_) last_.cpu.clear();
+      cpu_clears_ = clears;
     } else if (sections_.cpu_times) {
       for (const Cost& c : p.timer.costs(false)) s.cpu[c.trace] = c;
     }
@@ -206,7 +216,7 @@ class PeriodWriter {
     if (!hello.active()) return;
     if (p.options.binary) {
       p.binary.hello(
-          p.classes, p.traces,
+          p.classes, p.traces, p.threads.alive_since_last_period(),
           remembered_identity() + " connection=" + std::to_string(p.output.connections()), hello);
       p.binary.flush();
       hello.done();
@@ -216,6 +226,12 @@ class PeriodWriter {
     if (!remembered_identity().empty()) {
       p.output.write(remembered_identity() +
                      " connection=" + std::to_string(p.output.connections()) + "\n");
+    }
+    // The threads the periods to come may name, so that none is unknown on this connection
+    // (cpu=old writes no thread events at all).
+    if (p.options.cpu != CpuMode::kOld) {
+      for (const ThreadInfo& t : p.threads.alive_since_last_period())
+        p.output.write(text::thread_start(t.serial, t.object, t.name, t.group));
     }
     p.traces.mark_all_unwritten();
     write_pending_traces();
@@ -231,6 +247,9 @@ class PeriodWriter {
     // left them: the first period after the reconnect covers the outage.
     if (p.output.failed() || (p.options.net() && !p.output.link_up())) return;
     // The counters are taken before the traces are written, so no row names a trace not sent.
+    // Threads that end from here on may have samples in the next period: a hello before it
+    // replays them (ThreadTable::alive_since_last_period).
+    p.threads.begin_period();
     PeriodSnapshot now = snapshot();
     const int64_t end_ms = wall_ms();
     write_pending_traces();
@@ -244,7 +263,13 @@ class PeriodWriter {
       p.output.write(block);
       p.output.flush();
     }
-    last_ = std::move(now);
+    if (sections_.cpu_samples) {
+      for (const auto& [trace, cost] : now.cpu) last_.cpu[trace] = cost;
+    } else {
+      last_.cpu = std::move(now.cpu);  // cpu=times: read whole
+    }
+    last_.sites = std::move(now.sites);
+    last_.monitors = std::move(now.monitors);
     start_ms_ = end_ms;
   }
 
@@ -256,7 +281,8 @@ class PeriodWriter {
   std::thread thread_;
   uint64_t seq_ = 0;
   int64_t start_ms_ = 0;
-  PeriodSnapshot last_;
+  PeriodSnapshot last_;      // every CPU row reported so far; the sites and monitors as last read
+  uint64_t cpu_clears_ = 0;  // CostTable::take_changed's clears at the last period
 };
 
 PeriodWriter* g_writer = nullptr;  // never destroyed: the VM may still run other threads

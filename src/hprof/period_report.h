@@ -20,7 +20,9 @@
 
 namespace hprof::agent {
 
-// The cumulative counters a period is measured against.
+// The cumulative counters a period is measured against. A period's own snapshot may hold only the
+// CPU rows that changed since the last one (cpu=samples); the one it is measured against holds
+// every row reported so far.
 struct PeriodSnapshot {
   std::unordered_map<unsigned, Cost> cpu;  // by trace: samples, or cpu=times calls and time
   std::vector<Site> sites;                 // by site index (sites are never removed)
@@ -35,10 +37,10 @@ struct PeriodSections {
   bool monitors = false;
 };
 
-// The PERIOD block from `before` to `now`: rows whose counters grew, with the growth. A counter
-// below its previous value was reset (a CONTROL or DATA_RESET command) and counts from zero. SITES
-// rows carry allocated bytes and objects as deltas and live bytes and objects as they are at the
-// period's end. `site_name` names a site's class.
+// The PERIOD block from `before` to `now`: rows of `now` whose counters grew, with the growth. A
+// counter below its previous value was reset (a CONTROL or DATA_RESET command) and counts from
+// zero. SITES rows carry allocated bytes and objects as deltas and live bytes and objects as they
+// are at the period's end. `site_name` names a site's class.
 std::string period_block(uint64_t seq, int64_t start_ms, int64_t end_ms,
                          const PeriodSections& sections, const PeriodSnapshot& before,
                          const PeriodSnapshot& now,

@@ -134,6 +134,11 @@ unsigned ThreadTable::on_thread_start(const JVMPI_Event& e) {
   const auto& t = e.u.thread_start;
   std::lock_guard lock(mutex_);
   auto [it, inserted] = threads_.try_emplace(t.thread_env_id);
+  // (periods_ is 0 until period= begins its first period: then nothing needs keeping.)
+  if (!inserted && !it->second.alive && periods_ != 0 && it->second.ended_in == periods_ &&
+      ended_since_period_.size() < kEndedKeptLimit) {
+    ended_since_period_.push_back(std::move(it->second));
+  }
   if (inserted || !it->second.alive) {
     it->second = ThreadInfo{next_serial_++,
                             t.thread_name ? t.thread_name : "",
@@ -152,7 +157,28 @@ unsigned ThreadTable::on_thread_end(JNIEnv* env) {
   // Kept, marked ended, until a later thread reuses the env: what the thread still does after its
   // THREAD_END (notifying joiners, say) is charged to it rather than to no thread.
   it->second.alive = false;
+  it->second.ended_in = periods_;
   return it->second.serial;
+}
+
+void ThreadTable::begin_period() {
+  std::lock_guard lock(mutex_);
+  ++periods_;
+  ended_since_period_.clear();
+}
+
+std::vector<ThreadInfo> ThreadTable::alive_since_last_period() const {
+  std::vector<ThreadInfo> out;
+  {
+    std::lock_guard lock(mutex_);
+    out = ended_since_period_;
+    for (const auto& [env, info] : threads_) {
+      if (info.alive || info.ended_in == periods_) out.push_back(info);
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ThreadInfo& a, const ThreadInfo& b) { return a.serial < b.serial; });
+  return out;
 }
 
 unsigned ThreadTable::serial_of(JNIEnv* env) const {
@@ -287,18 +313,21 @@ unsigned TraceTable::intern_in_table(const JVMPI_CallFrame* frames, int count,
 std::vector<TraceInfo> TraceTable::take_unwritten() {
   std::lock_guard lock(mutex_);
   std::vector<TraceInfo> out;
-  for (auto& [serial, trace] : traces_) {
+  for (auto it = traces_.lower_bound(first_unwritten_); it != traces_.end(); ++it) {
+    TraceInfo& trace = it->second;
     if (!trace.written) {
       trace.written = true;
       out.push_back(trace);
     }
   }
+  first_unwritten_ = next_serial_;
   return out;
 }
 
 void TraceTable::mark_all_unwritten() {
   std::lock_guard lock(mutex_);
   for (auto& [serial, trace] : traces_) trace.written = false;
+  first_unwritten_ = 0;
 }
 
 TraceInfo TraceTable::find(unsigned serial) const {

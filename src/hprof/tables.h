@@ -49,6 +49,7 @@ struct ThreadInfo {
   std::string parent;
   jobjectID object = nullptr;
   bool alive = true;
+  uint64_t ended_in = 0;  // ThreadTable's period count when the thread ended
 };
 
 struct Frame {
@@ -99,10 +100,21 @@ class ThreadTable {
   unsigned serial_of(JNIEnv* env) const;  // kUnknownThreadSerial when unknown
   ThreadInfo find(JNIEnv* env) const;
   std::vector<std::pair<JNIEnv*, ThreadInfo>> live() const;
+  // period=: at the start, and each time a period's counters are about to be taken; threads that
+  // end from now on may still have samples in the next period.
+  void begin_period();
+  // A new connection's THREAD STARTs (by serial): the threads alive now, and those that ended
+  // since the last begin_period() (the first period on the connection may name them).
+  std::vector<ThreadInfo> alive_since_last_period() const;
+  // Ended threads kept for alive_since_last_period() after their env was reused: at most this
+  // many (a collector away for long while threads come and go does not grow the table).
+  static constexpr size_t kEndedKeptLimit = 4096;
 
  private:
   mutable std::mutex mutex_;
   unsigned next_serial_ = 200001;
+  uint64_t periods_ = 0;
+  std::vector<ThreadInfo> ended_since_period_;  // ended since begin_period, env since reused
   std::unordered_map<JNIEnv*, ThreadInfo> threads_;
 };
 
@@ -148,6 +160,9 @@ class TraceTable {
   const uint64_t id_;  // tells tables apart in the per-thread memo of intern
   mutable std::mutex mutex_;
   unsigned next_serial_ = kEmptyTraceSerial + 1;
+  // Every trace below this serial is written: take_unwritten starts here rather than walking the
+  // whole table under the lock interning needs (serials only grow, and no trace is removed).
+  unsigned first_unwritten_ = 0;
   std::unordered_map<Key, unsigned, KeyHash, KeyEqual> serials_;
   std::map<unsigned, TraceInfo> traces_;
 };

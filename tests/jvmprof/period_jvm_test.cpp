@@ -9,6 +9,8 @@
 // (jvmprof::Session), which is stopped and its port closed and re-opened three times while the
 // program runs; every new connection carries the JVM's identity (the same pid, its connection
 // number) and periods, and the program's output and exit code are those of an undisturbed run.
+// With thread=y (traces per thread), every thread a period's trace or a THREAD END names on a
+// connection had its THREAD START on that connection, also a thread started before it.
 // With format=b the test is the collector itself: each connection's bytes must stand alone (every
 // name, class, frame and trace a record names was sent on that connection, before it is named),
 // and the periods of all connections follow each other without a gap. Events made while no
@@ -38,6 +40,9 @@
 
 namespace hproftest {
 namespace {
+
+// HPROF's serial for a thread it never saw start (JDK 8's "unknown thread").
+constexpr uint32_t kUnknownThread = 200000;
 
 // The sums of a run's periods, keyed as the cumulative sections key their rows.
 struct Sums {
@@ -253,10 +258,11 @@ class ReconnectJvmTest : public HprofTest {};
 TEST_P(ReconnectJvmTest, CollectorRestartedThreeTimesGetsIdentityAndPeriodsEachTime) {
   auto port = std::make_unique<CollectorPort>();
   const int number = port->port();
-  JavaCommand command =
-      Command("cpu=samples,heap=sites,period=1,label=service=checkout;env=test,net=127.0.0.1:" +
-                  std::to_string(number),
-              "hproftest.PeriodicWork", {"-"});
+  JavaCommand command = Command(
+      "cpu=samples,heap=sites,thread=y,period=1,label=service=checkout;env=test,"
+      "net=127.0.0.1:" +
+          std::to_string(number),
+      "hproftest.PeriodicWork", {"-"});
   command.env.push_back({"HPROF_LABELS", "team=profiling"});
   JavaProcess jvm(jdk(), command, dir().path());
   int last_number = 1;
@@ -297,13 +303,33 @@ TEST_P(ReconnectJvmTest, CollectorRestartedThreeTimesGetsIdentityAndPeriodsEachT
       EXPECT_EQ(id.connection, number_sent);
       last_number = number_sent;
     }
-    // The traces the periods name came with the hello.
+    // The traces the periods name came with the hello, and so did the threads those traces name
+    // (main started long before this connection): a THREAD START read on it.
+    const auto announced = [&p](uint32_t thread) {
+      const auto it = p->threads.find(thread);
+      return thread == 0 || thread == kUnknownThread ||
+             (it != p->threads.end() && it->second.start_read_ms != 0);
+    };
+    size_t thread_rows = 0;
     for (const auto& e : session->periods()) {
       if (!e.rows->cpu_samples) continue;
       const profiles::JavaProfile period = session->period_profile(e);
       for (const auto& row : e.rows->cpu_samples->rows) {
-        EXPECT_NE(period.trace(row.trace), nullptr) << "trace " << row.trace;
+        const profiles::Trace* t = period.trace(row.trace);
+        EXPECT_NE(t, nullptr) << "trace " << row.trace;
+        if (t == nullptr) continue;
+        thread_rows += t->thread != 0;
+        EXPECT_TRUE(announced(t->thread))
+            << "connection " << connection << ": a period's trace " << row.trace << " names thread "
+            << t->thread << ", not started on this connection";
       }
+    }
+    EXPECT_GT(thread_rows, 0u) << "thread=y: the periods' traces name their threads";
+    // A THREAD END names a thread started on this connection too.
+    for (const auto& [serial, t] : p->threads) {
+      EXPECT_TRUE(!t.ended || announced(serial))
+          << "connection " << connection << ": THREAD END of thread " << serial
+          << ", not started on this connection";
     }
     if (connection == 4) {
       jvm.write_stdin("stop\n");
@@ -401,9 +427,11 @@ class CollectorConnection {
 // Checks that a format=b connection stands alone (with the formats library's parser, which reads
 // every record, where the profiles library keeps only what it shows): every name id, class serial,
 // frame id and trace serial a record (or a PERIOD note's row) names was defined by a record earlier
-// on it. Lists the first problems; "" when there are none. Thread serials are not checked: a
-// connection does not repeat the THREAD START records of threads started before it
-// (docs/jvmprof-serve.md).
+// on it, and every thread serial a PERIOD row's trace (thread=y) or an END THREAD names was started
+// on it (the hello replays START THREAD for the threads alive, or ended since the last period).
+// Lists the first problems; "" when there are none. A STACK TRACE alone may name a thread that
+// ended long before the connection (the hello replays every trace, not every thread), so a trace's
+// thread is checked where a period names the trace.
 class StandAloneCheck : public hprof::Visitor {
  public:
   // `whole`: the agent closed the connection (else the collector cut it, maybe inside a record,
@@ -417,6 +445,9 @@ class StandAloneCheck : public hprof::Visitor {
     } catch (const std::exception& e) {
       check.Problem(e.what());
     }
+    // thread=y: else the thread check above checked nothing.
+    if (check.periods_ != 0 && check.thread_rows_ == 0)
+      check.Problem("no PERIOD row's trace names a thread (thread=y)");
     return check.problems_;
   }
 
@@ -432,6 +463,18 @@ class StandAloneCheck : public hprof::Visitor {
     if (traces_.count(serial) == 0)
       Problem(std::string(where) + " names unknown trace " + std::to_string(serial));
   }
+  void Thread(uint32_t serial, const std::string& where) {
+    if (serial != 0 && serial != kUnknownThread && threads_.count(serial) == 0)
+      Problem(where + " names thread " + std::to_string(serial) + ", not started on it");
+  }
+  // A PERIOD row's trace: known, and its thread started on this connection.
+  void PeriodTrace(uint32_t serial, const char* where) {
+    Trace(serial, where);
+    const auto it = traces_.find(serial);
+    if (it == traces_.end()) return;
+    thread_rows_ += it->second != 0;
+    Thread(it->second, std::string(where) + "'s trace " + std::to_string(serial));
+  }
   void on_utf8(const hprof::Utf8& r) override {
     names_.insert(r.id);
     if (r.id != ~uint64_t{3}) return;  // the PERIOD note
@@ -441,9 +484,9 @@ class StandAloneCheck : public hprof::Visitor {
     ++periods_;
     const auto& cpu = d.cpu_samples ? d.cpu_samples : d.cpu_time;
     if (cpu)
-      for (const auto& row : cpu->rows) Trace(row.trace, "a PERIOD row");
+      for (const auto& row : cpu->rows) PeriodTrace(row.trace, "a PERIOD row");
     if (d.sites)
-      for (const auto& site : *d.sites) Trace(site.trace, "a PERIOD site");
+      for (const auto& site : *d.sites) PeriodTrace(site.trace, "a PERIOD site");
   }
   void on_load_class(const hprof::LoadClass& r) override {
     Name(r.name_id, "LOAD CLASS");
@@ -461,13 +504,15 @@ class StandAloneCheck : public hprof::Visitor {
   void on_stack_trace(const hprof::StackTrace& r) override {
     for (hprof::Id f : r.frame_ids)
       if (frames_.count(f) == 0) Problem("STACK TRACE names unknown frame " + std::to_string(f));
-    traces_.insert(r.trace_serial);
+    traces_[r.trace_serial] = r.thread_serial;
   }
   void on_start_thread(const hprof::StartThread& r) override {
     Name(r.name_id, "START THREAD");
     Name(r.group_name_id, "START THREAD");
     Name(r.parent_group_name_id, "START THREAD");
+    threads_.insert(r.thread_serial);
   }
+  void on_end_thread(const hprof::EndThread& r) override { Thread(r.thread_serial, "END THREAD"); }
   void on_cpu_samples(const hprof::CpuSamples& r) override {
     for (const auto& s : r.traces) Trace(s.trace_serial, "CPU SAMPLES");
   }
@@ -480,8 +525,10 @@ class StandAloneCheck : public hprof::Visitor {
   }
 
   std::set<hprof::Id> names_, frames_;
-  std::set<uint32_t> classes_, traces_;
+  std::set<uint32_t> classes_, threads_;
+  std::map<uint32_t, uint32_t> traces_;  // trace serial -> its thread serial (0 without thread=y)
   size_t periods_ = 0;
+  size_t thread_rows_ = 0;  // PERIOD rows whose trace names a thread
   size_t count_ = 0;
   std::string problems_;
 };
@@ -493,10 +540,11 @@ class BinaryReconnectJvmTest : public HprofTest {};
 // its number, and the periods of all connections follow each other: no period lost, none repeated.
 TEST_P(BinaryReconnectJvmTest, CollectorRestartedThreeTimesEachConnectionStandsAlone) {
   const int number = CollectorPort().port();  // free now; nobody listens when the JVM starts
-  JavaCommand command =
-      Command("cpu=samples,heap=sites,format=b,period=1,label=service=checkout,net=127.0.0.1:" +
-                  std::to_string(number),
-              "hproftest.PeriodicWork", {"-"});
+  JavaCommand command = Command(
+      "cpu=samples,heap=sites,thread=y,format=b,period=1,label=service=checkout,"
+      "net=127.0.0.1:" +
+          std::to_string(number),
+      "hproftest.PeriodicWork", {"-"});
   JavaProcess jvm(jdk(), command, dir().path());
   ASSERT_TRUE(jvm.wait_until([&] {
     return jvm.stderr_so_far().find("retrying") != std::string::npos;
@@ -647,20 +695,24 @@ TEST_P(OutageEventsJvmTest, TextEventsThatFitArriveAfterTheReconnect) {
 
 // netqueue=4k holds about 60 of the 400 events (a text THREAD START is about 90 bytes, an END
 // about 25; a binary START about 90 with its name, an END 16): some arrive, the rest are counted.
-// Every one of the 200 starts either arrived or was dropped, so the drops are at least the starts
-// that did not arrive (they may be more: ends, and events dropped while connected).
+// The starts all arrive anyway: the hello replays every thread that ended since the last period
+// (the next period may name it), so it is the ends that tell kept from dropped. Every one of the
+// 200 ends either arrived or was dropped, so the drops are at least the ends that did not arrive
+// (they may be more: starts, and events dropped while connected).
 TEST_P(OutageEventsJvmTest, BinaryEventsBeyondNetqueueAreCounted) {
   const Seen s = RunOutage("format=b,netqueue=4k");
-  EXPECT_GT(s.starts, 0u);
-  EXPECT_LT(s.starts, 200u);
-  EXPECT_GE(s.dropped, 200u - s.starts);
+  EXPECT_EQ(s.starts, 200u);
+  EXPECT_GT(s.ends, 0u);
+  EXPECT_LT(s.ends, 200u);
+  EXPECT_GE(s.dropped, 200u - s.ends);
 }
 
 TEST_P(OutageEventsJvmTest, TextEventsBeyondNetqueueAreCounted) {
   const Seen s = RunOutage("format=a,netqueue=4k");
-  EXPECT_GT(s.starts, 0u);
-  EXPECT_LT(s.starts, 200u);
-  EXPECT_GE(s.dropped, 200u - s.starts);
+  EXPECT_EQ(s.starts, 200u);
+  EXPECT_GT(s.ends, 0u);
+  EXPECT_LT(s.ends, 200u);
+  EXPECT_GE(s.dropped, 200u - s.ends);
 }
 
 INSTANTIATE_FOR_JDKS(OutageEventsJvmTest);
