@@ -27,6 +27,7 @@
 #include "sample_ring.h"
 #include "stub_recovery.h"
 #include "thread_registry.h"
+#include "vm_thread_stack.h"
 
 namespace jvmpi::cpu_sampling {
 namespace {
@@ -285,6 +286,10 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
     log_warning(
         "this VM does not describe its frame anchors; samples in VM code called from "
         "stubs stay unattributable");
+  } else if (!vm_thread_stack::init()) {
+    log_warning(
+        "this VM does not describe its threads' stacks; samples in stubs of threads that ran "
+        "before the attach stay unattributable");
   }
   const char* stats_wanted = std::getenv("JVMPI_SAMPLER_STATS");
   g_measure.store(stats_wanted != nullptr && std::strcmp(stats_wanted, "2") == 0);
