@@ -85,9 +85,14 @@ def run_once(java, classes, javac_args, iterations, record=None):
     compilation. Returns (CPU seconds of the whole run, the recording's readings or None): the
     readings are thread_cpu() at the start of `jvmprof record`, when it says it is profiling (the
     sampler runs), SECONDS later (the stop is due) and at its end, with the wall clock of each."""
-    jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
-                           + javac_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           text=True)
+    # The runtime's statistics line at the stop (JVMPI_SAMPLER_STATS=1, every run alike): the
+    # CPU its sampled threads used while armed.
+    err_path = os.path.join(os.path.dirname(record[3]) if record else tempfile.gettempdir(),
+                            "jvm-stderr-%d.txt" % os.getpid())
+    with open(err_path, "w") as err_file:
+        jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
+                               + javac_args, stdout=subprocess.PIPE, stderr=err_file, text=True,
+                               env=dict(os.environ, JVMPI_SAMPLER_STATS="1"))
     readings = None
     try:
         first = jvm.stdout.readline()
@@ -124,8 +129,13 @@ def run_once(java, classes, javac_args, iterations, record=None):
         # Reaps the JVM (nothing else did: alive() does not) with its CPU time.
         _, status, usage = os.wait4(jvm.pid, 0)
         jvm.returncode = os.waitstatus_to_exitcode(status)
+    with open(err_path) as f:
+        armed = re.findall(r"cpu sampler: .*armed_cpu_ms=(\d+)", f.read())
+    os.unlink(err_path)
     if jvm.returncode != 0:
         sys.exit("javac loop exited %d" % jvm.returncode)
+    if readings is not None:
+        readings.append(int(armed[-1]) / 1000.0 if armed else None)
     return usage.ru_utime + usage.ru_stime, readings
 
 
@@ -202,8 +212,9 @@ def main():
         # later) split into the threads a Java sampler samples and those it cannot (NOT_SAMPLED).
         rows = []
         for n, rd in zip(samples, windows):
-            (t0, c0), (t1, c1), (t2, c2), (t3, c3) = rd
+            (t0, c0), (t1, c1), (t2, c2), (t3, c3), armed = rd
             rows.append({"samples": n, "window_cpu": cpu_between(c0, c3), "window_s": t3 - t0,
+                         "armed_cpu": armed,
                          "attach_s": t1 - t0, "stop_s": t3 - t2,
                          "java_cpu": cpu_between(c1, c2, True),
                          "vm_cpu": cpu_between(c1, c2, False),
@@ -231,6 +242,12 @@ def main():
               % (median("samples"), median(lambda w: w["samples"] / w["java_cpu"]),
                  median(lambda w: w["samples"] / w["java_window_cpu"]), 1000.0 / a.interval,
                  median(lambda w: w["samples"] / w["window_cpu"])))
+        if all(w["armed_cpu"] for w in rows):
+            # The runtime's own count of the CPU it sampled: the exact expectation.
+            print("samples per CPU-second the runtime's timers were armed for (armed_cpu_ms of "
+                  "JVMPI_SAMPLER_STATS): median %.1f of %.0f expected (every recording: %s)"
+                  % (median(lambda w: w["samples"] / w["armed_cpu"]), 1000.0 / a.interval,
+                     ", ".join("%d/%.2f s" % (w["samples"], w["armed_cpu"]) for w in rows)))
         print("every recording: " + "; ".join(
             "%d samples, Java %.2f / VM %.2f CPU s profiled, window %.2f CPU s in %.1f s"
             % (w["samples"], w["java_cpu"], w["vm_cpu"], w["window_cpu"], w["window_s"])
