@@ -100,6 +100,10 @@ jint recover(AsyncGetCallTrace agct, JVMPI_CallTrace* trace, jint depth, void* u
              jint failure) {
 #if defined(__x86_64__)
   if (ucontext == nullptr || depth <= 0) return 0;
+  // Only these walks read the stack; the others (a collection, a thread exiting, ...) are left.
+  if (failure != kUnknownNotJava && failure != kUnknownJava && failure != kNotWalkableJava) {
+    return 0;
+  }
   if (t_stack_hi == 0) {
     // A thread that ran before the attach had no ThreadStart to note its stack: the VM's
     // structure for the thread says where it lies. Without it nothing could be recovered on the
