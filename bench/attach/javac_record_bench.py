@@ -36,49 +36,107 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def process_cpu_seconds(pid):
-    """user + system CPU seconds of a running process (/proc/PID/stat), or None."""
+# Threads of the JVM that no Java-level sampler can sample: HotSpot's compilers and collectors and
+# its own service threads (not Java threads, or Java threads hidden from JVMTI), and the profiler's
+# own ("JVMPI ...", "HPROF ..."), by their kernel names (15 characters at most).
+NOT_SAMPLED = ("C1 CompilerThre", "C2 CompilerThre", "GC Thread#", "G1 ", "VM Thread",
+               "VM Periodic Tas", "Sweeper thread", "Service Thread", "Monitor Deflati",
+               "Notification Th", "JVMPI", "HPROF")
+
+
+def thread_cpu(pid):
+    """{(tid, name): user + system CPU seconds} of every thread of a running process (/proc)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK")
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                stat = f.read()
+        except OSError:
+            continue  # ended meanwhile
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        out[(int(tid), name)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def cpu_between(before, after, sampled=None):
+    """CPU seconds used between two thread_cpu() readings: all threads, or only the threads a
+    Java sampler can sample (sampled=True) or cannot (sampled=False)."""
+    total = 0.0
+    for key, seconds in after.items():
+        if sampled is not None and sampled == key[1].startswith(NOT_SAMPLED):
+            continue
+        total += seconds - before.get(key, 0.0)
+    return total
+
+
+def alive(pid):
+    """Whether our child `pid` still runs, without reaping it (wait4 gets its rusage later)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
 
 
 def run_once(java, classes, javac_args, iterations, record=None):
     """One javac loop; `record` (jvmprof, seconds, options, report) records it after the first
-    compilation. Returns (CPU seconds of the whole run, (CPU seconds, wall seconds) of the JVM
-    while `jvmprof record` ran, or None)."""
-    jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
-                           + javac_args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                           text=True)
-    window = None
+    compilation. Returns (CPU seconds of the whole run, the recording's readings or None): the
+    readings are thread_cpu() at the start of `jvmprof record`, when it says it is profiling (the
+    sampler runs), SECONDS later (the stop is due) and at its end, with the wall clock of each."""
+    # The runtime's statistics line at the stop (JVMPI_SAMPLER_STATS=1, every run alike): the
+    # CPU its sampled threads used while armed.
+    err_path = os.path.join(os.path.dirname(record[3]) if record else tempfile.gettempdir(),
+                            "jvm-stderr-%d.txt" % os.getpid())
+    with open(err_path, "w") as err_file:
+        jvm = subprocess.Popen([java, "-cp", classes, "attachbench.JavacLoop", str(iterations)]
+                               + javac_args, stdout=subprocess.PIPE, stderr=err_file, text=True,
+                               env=dict(os.environ, JVMPI_SAMPLER_STATS="1"))
+    readings = None
     try:
         first = jvm.stdout.readline()
         if not first.startswith("ITER 1"):
-            sys.exit("javac did not run: %r" % first)
+            raise SystemExit("javac did not run: %r" % first)
         if record is not None:
             jvmprof, seconds, options, report = record
-            start = process_cpu_seconds(jvm.pid)
-            began = time.monotonic()
-            r = subprocess.run([jvmprof, "record", str(jvm.pid), "-d", str(seconds), "-o", report,
-                                options], capture_output=True, text=True)
-            end = process_cpu_seconds(jvm.pid)
-            if r.returncode != 0 or jvm.poll() is not None or start is None or end is None:
-                sys.exit("the recording did not end while javac ran (raise --iterations): %s%s"
-                         % (r.stdout, r.stderr))
-            window = (end - start, time.monotonic() - began)
+            readings = [(time.monotonic(), thread_cpu(jvm.pid))]
+            r = subprocess.Popen([jvmprof, "record", str(jvm.pid), "-d", str(seconds), "-o",
+                                  report, options], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            said = r.stderr.readline()
+            if "profiling JVM" in said:
+                readings.append((time.monotonic(), thread_cpu(jvm.pid)))
+                due = time.monotonic() + seconds
+                while time.monotonic() < due and alive(jvm.pid):
+                    time.sleep(min(0.5, max(0.0, due - time.monotonic())))
+                readings.append((time.monotonic(), thread_cpu(jvm.pid)))
+            out, err = r.communicate()
+            readings.append((time.monotonic(), thread_cpu(jvm.pid)))
+            if r.returncode != 0 or len(readings) != 4 or not alive(jvm.pid):
+                raise SystemExit("the recording did not end while javac ran (raise --iterations): "
+                                 "%s%s%s" % (said, out, err))
         rest = jvm.stdout.read()
         if "DONE" not in rest:
-            sys.exit("javac did not finish: %r" % rest[-200:])
+            raise SystemExit("javac did not finish: %r" % rest[-200:])
+    except BaseException:
+        # The JVM is not left running (or waited for) when the run has already failed.
+        if alive(jvm.pid):
+            jvm.kill()
+        raise
     finally:
         jvm.stdout.close()
+        # Reaps the JVM (nothing else did: alive() does not) with its CPU time.
         _, status, usage = os.wait4(jvm.pid, 0)
         jvm.returncode = os.waitstatus_to_exitcode(status)
+    with open(err_path) as f:
+        armed = re.findall(r"cpu sampler: .*armed_cpu_ms=(\d+)", f.read())
+    os.unlink(err_path)
     if jvm.returncode != 0:
         sys.exit("javac loop exited %d" % jvm.returncode)
-    return usage.ru_utime + usage.ru_stime, window
+    if readings is not None:
+        readings.append(int(armed[-1]) / 1000.0 if armed else None)
+    return usage.ru_utime + usage.ru_stime, readings
 
 
 def main():
@@ -149,22 +207,51 @@ def main():
         for k in ("N", "P", "N'"):
             print("| %s | %s | %.2f | %.3f | %.3f |" % (k, names[k], med[k], med[k] / med["N"],
                                                        per_round[k]))
-        window = statistics.median(w[0] for w in windows)
+        # Per recording: the whole `jvmprof record` window (attach, SECONDS profiled, stop), and
+        # the profiled seconds alone (from its "profiling" line, when the sampler runs, to SECONDS
+        # later) split into the threads a Java sampler samples and those it cannot (NOT_SAMPLED).
+        rows = []
+        for n, rd in zip(samples, windows):
+            (t0, c0), (t1, c1), (t2, c2), (t3, c3), armed = rd
+            rows.append({"samples": n, "window_cpu": cpu_between(c0, c3), "window_s": t3 - t0,
+                         "armed_cpu": armed,
+                         "attach_s": t1 - t0, "stop_s": t3 - t2,
+                         "java_cpu": cpu_between(c1, c2, True),
+                         "vm_cpu": cpu_between(c1, c2, False),
+                         "java_window_cpu": cpu_between(c0, c3, True)})
+
+        def median(key):
+            return statistics.median(row[key] if isinstance(key, str) else key(row)
+                                     for row in rows)
+        window = median("window_cpu")
         print("recorded: median %.2f CPU s of the JVM while `jvmprof record` ran (%.1f s of wall "
-              "time for -d %d: the attach and the stop besides); added CPU per recorded "
-              "CPU-second (P - N medians over it) %.3f; A/A (N' - N) over it %.3f"
-              % (window, statistics.median(w[1] for w in windows), a.duration,
+              "time for -d %d: the attach %.1f s and the stop %.1f s besides); added CPU per "
+              "recorded CPU-second (P - N medians over it) %.3f; A/A (N' - N) over it %.3f"
+              % (window, median("window_s"), a.duration, median("attach_s"), median("stop_s"),
                  (med["P"] - med["N"]) / window, (med["N'"] - med["N"]) / window))
-        # The sampler runs for the -d seconds only; the CPU of those is estimated from the whole
-        # window's CPU rate (javac's use of the CPU is even over a compilation).
-        print("samples: median %d per recording, %.1f per CPU-second of the whole window, %.1f "
-              "per CPU-second of the %d s profiled (estimated; every run: %s)"
-              % (statistics.median(samples),
-                 statistics.median(s / w[0] for s, w in zip(samples, windows)),
-                 statistics.median(s / (w[0] * a.duration / w[1]) for s, w in zip(samples, windows)),
-                 a.duration,
-                 ", ".join("%d/%.1f CPU s/%.1f s" % (s, w[0], w[1])
-                           for s, w in zip(samples, windows))))
+        print("profiled seconds: median %.2f CPU s in the Java threads, %.2f CPU s in the VM's "
+              "compiler, collector and service threads (not sampled by any Java-level sampler)"
+              % (median("java_cpu"), median("vm_cpu")))
+        # At INTERVAL ms every sampled thread should give 1000/INTERVAL samples per CPU-second.
+        # The sampler starts inside the attach and ends inside the stop, so the Java threads' CPU
+        # of the profiled seconds is a little less than what was sampled (an upper estimate of
+        # the rate) and that of the whole window more (a lower one).
+        print("samples: median %d per recording; per CPU-second of the Java threads %.1f (profiled "
+              "seconds) to %.1f (whole window), expected %.0f; per CPU-second of the whole JVM "
+              "over the whole window %.1f (the figure before the split)"
+              % (median("samples"), median(lambda w: w["samples"] / w["java_cpu"]),
+                 median(lambda w: w["samples"] / w["java_window_cpu"]), 1000.0 / a.interval,
+                 median(lambda w: w["samples"] / w["window_cpu"])))
+        if all(w["armed_cpu"] for w in rows):
+            # The runtime's own count of the CPU it sampled: the exact expectation.
+            print("samples per CPU-second the runtime's timers were armed for (armed_cpu_ms of "
+                  "JVMPI_SAMPLER_STATS): median %.1f of %.0f expected (every recording: %s)"
+                  % (median(lambda w: w["samples"] / w["armed_cpu"]), 1000.0 / a.interval,
+                     ", ".join("%d/%.2f s" % (w["samples"], w["armed_cpu"]) for w in rows)))
+        print("every recording: " + "; ".join(
+            "%d samples, Java %.2f / VM %.2f CPU s profiled, window %.2f CPU s in %.1f s"
+            % (w["samples"], w["java_cpu"], w["vm_cpu"], w["window_cpu"], w["window_s"])
+            for w in rows))
         print("HPROF's counts beside each total: " + "; ".join(counts))
         print("every run's CPU s: " + "; ".join("%s %s" % (k, ["%.2f" % x for x in cpu[k]])
                                                 for k in cpu))

@@ -129,6 +129,7 @@ jint detach(JNIEnv* jni) {
   gc_events::stop();
   data_requests::detach();
   gate::shut_down(jni);
+  cpu_sampling::report_stats();  // JVMPI_SAMPLER_STATS: the counters so far, at every detach too
 
   // Every event off. With no hook wanted, retransformation gives every class the instrumenter
   // changed its original bytes back (the class-file hook leaves them as they are).

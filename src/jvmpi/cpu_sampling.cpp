@@ -27,6 +27,7 @@
 #include "sample_ring.h"
 #include "stub_recovery.h"
 #include "thread_registry.h"
+#include "vm_thread_stack.h"
 
 namespace jvmpi::cpu_sampling {
 namespace {
@@ -64,6 +65,9 @@ std::atomic<jlong> g_delivered{0};
 std::atomic<jlong> g_threads_armed{0};
 std::atomic<jlong> g_arm_failures{0};
 std::atomic<jlong> g_posix_fallbacks{0};
+// The CPU time (ns) the threads used while their timers were armed, summed at each disarm: what
+// the signals' weights should add up to, in intervals (for the statistics line).
+std::atomic<jlong> g_armed_cpu_ns{0};
 std::array<std::atomic<jlong>, JVMPI_EXT_FAIL_KINDS> g_failures{};
 std::atomic<jlong> g_recovered{0};
 // With JVMPI_SAMPLER_STATS=2 only: the thread CPU time spent in the handler and in draining
@@ -84,6 +88,13 @@ jlong thread_cpu_ns() {
   if (!g_measure.load(std::memory_order_relaxed)) return 0;
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<jlong>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+}
+
+// The CPU time (ns) of a thread's clock, or -1.
+jlong clock_ns(clockid_t clock) {
+  timespec t{};
+  if (clock_gettime(clock, &t) != 0) return -1;
   return static_cast<jlong>(t.tv_sec) * 1000000000LL + t.tv_nsec;
 }
 
@@ -185,6 +196,7 @@ void arm(ThreadRecord& record) {
     }
     if (record.cpu_timer_is_perf) {
       record.cpu_timer_armed = true;
+      record.cpu_at_arm = clock_ns(record.cpu_clock);
       g_threads_armed.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -201,6 +213,7 @@ void arm(ThreadRecord& record) {
   }
   record.cpu_timer = timer;
   record.cpu_timer_armed = true;
+  record.cpu_at_arm = clock_ns(record.cpu_clock);
   g_threads_armed.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -208,6 +221,10 @@ void arm(ThreadRecord& record) {
 // thread only (cpu_timers.h), at the thread's end.
 void disarm(ThreadRecord& record) {
   if (!record.cpu_timer_armed) return;
+  if (const jlong now = clock_ns(record.cpu_clock); now >= 0 && record.cpu_at_arm >= 0) {
+    g_armed_cpu_ns.fetch_add(now - record.cpu_at_arm, std::memory_order_relaxed);
+  }
+  record.cpu_at_arm = -1;
   if (record.cpu_timer_is_perf) {
     cpu_timers::perf_pause(record.perf_fd);
   } else {
@@ -285,6 +302,10 @@ jint JNICALL start(jlong interval_ns, jint max_depth) {
     log_warning(
         "this VM does not describe its frame anchors; samples in VM code called from "
         "stubs stay unattributable");
+  } else if (!vm_thread_stack::init()) {
+    log_warning(
+        "this VM does not describe its threads' stacks; samples in stubs of threads that ran "
+        "before the attach stay unattributable");
   }
   const char* stats_wanted = std::getenv("JVMPI_SAMPLER_STATS");
   g_measure.store(stats_wanted != nullptr && std::strcmp(stats_wanted, "2") == 0);
@@ -499,12 +520,12 @@ void report_stats() {
     }
     std::fprintf(stderr,
                  "jvmpi: cpu sampler: timer=%s signals=%lld taken=%lld recovered=%lld "
-                 "delivered=%lld threads=%lld arm_failures=%lld%s\n",
+                 "delivered=%lld threads=%lld arm_failures=%lld armed_cpu_ms=%lld%s\n",
                  cpu_timers::name(g_timer_kind.load()), static_cast<long long>(s.signals),
                  static_cast<long long>(s.samples_taken), static_cast<long long>(s.recovered),
                  static_cast<long long>(s.samples_delivered),
                  static_cast<long long>(s.threads_armed), static_cast<long long>(s.arm_failures),
-                 failures.c_str());
+                 static_cast<long long>(g_armed_cpu_ns.load() / 1000000), failures.c_str());
   }
 }
 

@@ -61,4 +61,10 @@ bool make_walkable(JNIEnv* env, bool (*read_word)(uintptr_t address, uintptr_t* 
   return true;
 }
 
+uintptr_t java_thread(JNIEnv* env) {
+  const intptr_t env_offset = g_env_offset.load(std::memory_order_acquire);
+  if (env_offset == 0 || env == nullptr) return 0;
+  return reinterpret_cast<uintptr_t>(env) - static_cast<uintptr_t>(env_offset);
+}
+
 }  // namespace jvmpi::frame_anchor

@@ -22,4 +22,8 @@ bool init(JNIEnv* jni);
 // outside the thread's stack), as make_walkable would. Returns whether it did.
 bool make_walkable(JNIEnv* env, bool (*read_word)(uintptr_t address, uintptr_t* value));
 
+// Async-signal-safe: the address of HotSpot's JavaThread whose JNIEnv is `env` (the JNIEnv is one
+// of its fields), or 0 before init() succeeded.
+uintptr_t java_thread(JNIEnv* env);
+
 }  // namespace jvmpi::frame_anchor

@@ -8,6 +8,7 @@
 
 #include "code_ranges.h"
 #include "frame_anchor.h"
+#include "vm_thread_stack.h"
 
 namespace jvmpi::stub_recovery {
 namespace {
@@ -98,7 +99,25 @@ void note_current_thread_stack() {
 jint recover(AsyncGetCallTrace agct, JVMPI_CallTrace* trace, jint depth, void* ucontext,
              jint failure) {
 #if defined(__x86_64__)
-  if (ucontext == nullptr || depth <= 0 || t_stack_hi == 0) return 0;
+  if (ucontext == nullptr || depth <= 0) return 0;
+  // Only these walks read the stack; the others (a collection, a thread exiting, ...) are left.
+  if (failure != kUnknownNotJava && failure != kUnknownJava && failure != kNotWalkableJava) {
+    return 0;
+  }
+  if (t_stack_hi == 0) {
+    // A thread that ran before the attach had no ThreadStart to note its stack: the VM's
+    // structure for the thread says where it lies. Without it nothing could be recovered on the
+    // threads a profiler attached to a running service cares most about (measured on javac
+    // attached mid-run: a quarter of the samples unattributable instead of 2-3 %).
+    const auto* uc = static_cast<const ucontext_t*>(ucontext);
+    uintptr_t lo = 0, hi = 0;
+    if (!vm_thread_stack::bounds(
+            trace->env_id, static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSP]), &lo, &hi)) {
+      return 0;
+    }
+    t_stack_lo = lo;
+    t_stack_hi = hi;
+  }
   if (failure == kUnknownNotJava) {
     // In the VM, called from a stub or compiled code that left the anchor's PC for later.
     if (!frame_anchor::make_walkable(trace->env_id, read_stack_word)) return 0;

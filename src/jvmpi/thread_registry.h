@@ -57,6 +57,7 @@ struct ThreadRecord {
   bool cpu_timer_armed = false;
   bool cpu_timer_is_perf = false;  // which of the two is armed
   bool sampling_ended = false;     // ThreadEnd came: never arm again
+  jlong cpu_at_arm = -1;           // the thread's CPU time (ns) when its timer was armed
   // Set when a detach took the record out of the registry: the thread-local shortcut to it (which
   // its thread keeps) no longer counts, and the next lookup registers the thread anew.
   std::atomic<bool> retired{false};

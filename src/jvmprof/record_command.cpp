@@ -384,8 +384,16 @@ int run_record(std::span<char* const> args) {
       }
       stopped = true;
     });
-    while (!stopped)
-      if (!rec.pump(fds.conn, milliseconds(100))) poll(nullptr, 0, 50);
+    bool hung_up = false;
+    while (!stopped) {
+      if (rec.pump(fds.conn, milliseconds(100))) continue;
+      // The agent ended its stream: the report is complete. Its command listener reads this
+      // connection and the stop waits for that listener, which returns once this end closes;
+      // kept open, the stop sat out the listener's 5 s limit and left the profile in memory.
+      if (!hung_up) ::shutdown(fds.conn, SHUT_RDWR);
+      hung_up = true;
+      poll(nullptr, 0, 50);
+    }
     stopper.join();
     if (!stop_error.empty()) {
       jvm_exited = !attach::jvm_alive(s.pid);
