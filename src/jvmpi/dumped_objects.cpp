@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "event_gate.h"
+#include "object_dump.h"
 #include "object_events.h"
 #include "object_ids.h"
 
@@ -158,12 +159,7 @@ bool request_class_dump(JNIEnv* jni, jobjectID id) {
   if (!table->objects.find_class_record(object_ids::to_tag(id), begin, end)) return false;
   // A copy: the handler may keep reading it while it asks for more.
   std::vector<char> record(table->dump + begin, table->dump + end);
-  JVMPI_Event event{};
-  event.event_type = JVMPI_EVENT_OBJECT_DUMP;
-  event.env_id = jni;
-  event.u.object_dump.data_len = static_cast<jint>(record.size());
-  event.u.object_dump.data = record.data();
-  gate::deliver_requested(&event);
+  object_dump::deliver(jni, record.data(), record.size());
   return true;
 }
 

@@ -1098,15 +1098,9 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   LocalRef ref(jni, object);
   std::vector<char> record;
   switch (object_dump::write_record(jni, object, object_ids::to_tag(object_id), record)) {
-    case object_dump::Outcome::kWritten: {
-      JVMPI_Event event{};
-      event.event_type = JVMPI_EVENT_OBJECT_DUMP;
-      event.env_id = jni;
-      event.u.object_dump.data_len = static_cast<jint>(record.size());
-      event.u.object_dump.data = record.data();
-      gate::deliver_requested(&event);
+    case object_dump::Outcome::kWritten:
+      object_dump::deliver(jni, record.data(), record.size());
       return JVMPI_SUCCESS;
-    }
     case object_dump::Outcome::kFailed:
       return JVMPI_FAIL;
     case object_dump::Outcome::kNeedsHeapWalk:
@@ -1140,12 +1134,7 @@ jint request_object_dump(JNIEnv* jni, jobjectID object_id) {
   }
   PhaseTimes times;
   if (!walk_heap(jni, walk, object, nullptr, times) || walk.out().size() == 0) return JVMPI_FAIL;
-  JVMPI_Event event{};
-  event.event_type = JVMPI_EVENT_OBJECT_DUMP;
-  event.env_id = jni;
-  event.u.object_dump.data_len = static_cast<jint>(walk.out().size());
-  event.u.object_dump.data = walk.out().begin();
-  gate::deliver_requested(&event);
+  object_dump::deliver(jni, walk.out().begin(), walk.out().size());
   return JVMPI_SUCCESS;
 }
 

@@ -10,6 +10,7 @@
 #include "class_events.h"
 #include "class_layouts.h"
 #include "dump_buffer.h"
+#include "event_gate.h"
 #include "heap_reserve.h"
 #include "jvmti_access.h"
 #include "object_ids.h"
@@ -254,6 +255,15 @@ Outcome write_record(JNIEnv* jni, jobject object, jlong tag, std::vector<char>& 
       break;
   }
   return Outcome::kWritten;
+}
+
+void deliver(JNIEnv* jni, char* data, size_t size) {
+  JVMPI_Event event{};
+  event.event_type = JVMPI_EVENT_OBJECT_DUMP;
+  event.env_id = jni;
+  event.u.object_dump.data_len = static_cast<jint>(size);
+  event.u.object_dump.data = data;
+  gate::deliver_requested(&event);
 }
 
 }  // namespace jvmpi::object_dump

@@ -22,4 +22,7 @@ enum class Outcome {
 // Writes the level-2 record of `object`, whose ID is `tag`, into `record`.
 Outcome write_record(JNIEnv* jni, jobject object, jlong tag, std::vector<char>& record);
 
+// Delivers the requested OBJECT_DUMP event carrying the record at `data` on the calling thread.
+void deliver(JNIEnv* jni, char* data, size_t size);
+
 }  // namespace jvmpi::object_dump
