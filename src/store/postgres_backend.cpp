@@ -261,6 +261,23 @@ class PostgresBackend final : public Backend {
     return out;
   }
 
+  std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by) override {
+    if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
+    Result r(query_params(
+        "SELECT s.measure, (p.start_ms / $3) * $3, COALESCE(l.value, ''), SUM(s.total)::bigint "
+        "FROM periods p JOIN period_samples s ON s.period_id = p.id AND s.period_start = "
+        "p.start_ms LEFT JOIN labels l ON l.jvm_id = p.jvm_id AND l.key = $4 WHERE p.start_ms >= "
+        "$1 AND p.start_ms < $2 AND s.period_start >= $1 AND s.period_start < $2" +
+            jvm_filter(q.match) + " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        {std::to_string(q.from_ms), std::to_string(q.to_ms), std::to_string(bucket_ms), group_by}));
+    std::map<profiles::Measure, std::vector<TimelinePoint>> out;
+    for (int i = 0; i < r.rows(); ++i)
+      if (const auto m = measure_from_code(r.integer(i, 0)))
+        out[*m].push_back({r.integer(i, 1), r.text(i, 2), static_cast<uint64_t>(r.integer(i, 3))});
+    return out;
+  }
+
   MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) override {
     MaintenanceResult r;
     exec("BEGIN");

@@ -245,6 +245,23 @@ class SqliteBackend final : public Backend {
     return out;
   }
 
+  std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by) override {
+    if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
+    std::string sql =
+        "SELECT s.measure, (p.start_ms / ?3) * ?3, COALESCE(l.value, ''), SUM(s.total) FROM "
+        "periods p JOIN period_samples s ON s.period_id = p.id LEFT JOIN labels l ON l.jvm_id = "
+        "p.jvm_id AND l.key = ?4 WHERE p.start_ms >= ?1 AND p.start_ms < ?2" +
+        jvm_filter(q.match) + " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+    Statement st(db_, sql, where("timelines"));
+    st.bind(1, q.from_ms).bind(2, q.to_ms).bind(3, bucket_ms).bind(4, group_by);
+    std::map<profiles::Measure, std::vector<TimelinePoint>> out;
+    while (st.step())
+      if (const auto m = measure_from_code(st.integer(0)))
+        out[*m].push_back({st.integer(1), st.text(2), static_cast<uint64_t>(st.integer(3))});
+    return out;
+  }
+
   MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) override {
     MaintenanceResult r;
     exec("BEGIN IMMEDIATE");
