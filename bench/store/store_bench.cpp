@@ -254,21 +254,23 @@ QueryTimes time_query(Run&& run) {
 int main(int argc, char** argv) {
   Workload w;
   std::string location;
-  bool baseline = false, plain_merge = true;
+  bool baseline = false, plain_merge = true, queries_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool v = i + 1 < argc;
     if (a == "--help") {
       std::printf(
           "usage: store_bench --store PATH|URI [--jvms N] [--hours H] [--baseline]\n"
-          "                   [--no-plain-merge]\n"
+          "                   [--no-plain-merge] [--queries-only]\n"
           "Simulated JVMs (period=10, 100 samples/s) into a profile store, batch by batch from a\n"
           "pool of periods made once (memory stays bounded however long the run); prints\n"
           "ingest speed as a multiple of real time (all JVMs' time together), the merged query\n"
           "over the last hour and over the whole range (each run twice: cold, then again), and\n"
           "bytes per JVM-day.\n"
           "--no-plain-merge leaves out the baseline query (every period's blob merged), which\n"
-          "over a large store takes minutes.\n");
+          "over a large store takes minutes. --queries-only writes nothing: it runs the queries\n"
+          "over a store an earlier run with the same --jvms and --hours filled.\n"
+          "The ingest figures are printed (and flushed) as soon as the writes end.\n");
       return 0;
     } else if (a == "--store" && v) {
       location = argv[++i];
@@ -286,10 +288,16 @@ int main(int argc, char** argv) {
       baseline = true;
     } else if (a == "--no-plain-merge") {
       plain_merge = false;
+    } else if (a == "--queries-only") {
+      queries_only = true;
     } else {
       std::fprintf(stderr, "store_bench: unexpected argument '%s' (see --help)\n", a.c_str());
       return 2;
     }
+  }
+  if (queries_only && baseline) {
+    std::fprintf(stderr, "store_bench: --queries-only is for the profile store, not --baseline\n");
+    return 2;
   }
   if (location.empty()) {
     std::fprintf(stderr, "store_bench: needs --store PATH|URI (see --help)\n");
@@ -314,7 +322,7 @@ int main(int argc, char** argv) {
   const size_t batch_size = store::StoreOptions{}.batch_periods;
   double generate = 0;
   const auto pool_start = Clock::now();
-  PeriodPool periods(w, pool, batch_size, rng);
+  PeriodPool periods(w, pool, queries_only ? 0 : batch_size, rng);
   generate += seconds_since(pool_start);
   const int64_t total_periods = periods_per_jvm * w.jvms;
   auto for_each_batch = [&](auto&& write) {
@@ -345,13 +353,22 @@ int main(int argc, char** argv) {
     const bool postgres = location.rfind("postgres", 0) == 0;
     auto db =
         postgres ? store::open_postgres_backend(location) : store::open_sqlite_backend(location);
-    for_each_batch([&](const std::vector<store::Period>& batch) {
-      const auto t = Clock::now();
-      const double cpu = thread_cpu_seconds();
-      db->write(batch);
-      ingest += seconds_since(t);
-      ingest_cpu += thread_cpu_seconds() - cpu;
-    });
+    if (!queries_only) {
+      for_each_batch([&](const std::vector<store::Period>& batch) {
+        const auto t = Clock::now();
+        const double cpu = thread_cpu_seconds();
+        db->write(batch);
+        ingest += seconds_since(t);
+        ingest_cpu += thread_cpu_seconds() - cpu;
+      });
+      // Now, so that a long query phase (or a run stopped during it) cannot lose these.
+      std::printf(
+          "%s ingest: %lld periods in %.1f s = %.1fx real time; writes' CPU in this process "
+          "%.1f s (%.3f ms per period); making the periods %.1f s more\n",
+          kind.c_str(), static_cast<long long>(total_periods), ingest, data_seconds / ingest,
+          ingest_cpu, ingest_cpu * 1000 / total_periods, generate);
+      std::fflush(stdout);
+    }
     store::Query q;
     q.from_ms = std::max(w.start_ms, end_ms - int64_t{3'600'000});
     q.to_ms = end_ms;
@@ -378,15 +395,24 @@ int main(int argc, char** argv) {
     }
     if (location.rfind("postgres", 0) != 0) bytes = file_bytes(location);
   }
+  char ingest_text[200];
+  if (queries_only)
+    std::snprintf(ingest_text, sizeof ingest_text, "ingest not run (--queries-only)");
+  else
+    std::snprintf(ingest_text, sizeof ingest_text,
+                  "ingest %.1f s = %.0fx real time (CPU in this process %.1f s; making the "
+                  "periods: %.1f s more)",
+                  ingest, data_seconds / ingest, ingest_cpu, generate);
   std::printf(
-      "| %s | %d JVMs x %.2f h | %lld periods | ingest %.1f s = %.0fx real time (CPU in this "
-      "process %.1f s; making the periods: %.1f s more) | last hour query %.3f s, again %.3f s "
-      "(%zu stacks) | whole range "
-      "%.3f s, "
-      "again %.3f s (%zu stacks) | plain merge of the whole range %.3f s, again %.3f s | %s |\n",
-      kind.c_str(), w.jvms, w.hours, static_cast<long long>(periods_per_jvm * w.jvms), ingest,
-      data_seconds / ingest, ingest_cpu, generate, q1.first, q1.second, q1.stacks, qall.first,
-      qall.second, qall.stacks, plain.first, plain.second,
+      "| %s | %d JVMs x %.2f h | %lld periods | %s | last hour query %.3f s, again %.3f s (%zu "
+      "stacks) | whole range %.3f s, again %.3f s (%zu stacks) | plain merge of the whole range "
+      "%s | %s |\n",
+      kind.c_str(), w.jvms, w.hours, static_cast<long long>(total_periods), ingest_text, q1.first,
+      q1.second, q1.stacks, qall.first, qall.second, qall.stacks,
+      plain_merge ? (std::to_string(plain.first).substr(0, 6) + " s, again " +
+                     std::to_string(plain.second).substr(0, 6) + " s")
+                        .c_str()
+                  : "not run (--no-plain-merge)",
       bytes < 0
           ? "size: see pg_database_size"
           : (std::to_string(bytes / jvm_days / 1e6).substr(0, 6) + " MB per JVM-day").c_str());
