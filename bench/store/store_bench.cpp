@@ -66,32 +66,24 @@ std::vector<std::vector<std::string>> stack_pool(const Workload& w, std::mt19937
   return pool;
 }
 
-store::Period make_period(const Workload& w, const std::vector<std::vector<std::string>>& pool,
-                          int jvm, int64_t start, std::mt19937_64& rng) {
-  store::Period p;
-  p.jvm = {"host" + std::to_string(jvm),
-           1000 + jvm,
-           "com.example.Main",
-           "17.0.15",
-           w.start_ms,
-           {{"service", "svc" + std::to_string(jvm % 5)}, {"env", "prod"}}};
-  p.start_ms = start;
-  p.end_ms = start + w.period_s * 1000;
-  // Samples land on a Zipf-like subset of the pool: a few hot stacks, a long tail.
+// Samples of one period land on a Zipf-like subset of the pool: a few hot stacks, a long tail.
+std::map<Measure, std::vector<profiles::Stack>> make_stacks(
+    const Workload& w, const std::vector<std::vector<std::string>>& pool, std::mt19937_64& rng) {
+  std::map<Measure, std::vector<profiles::Stack>> out;
   std::map<int, uint64_t> counts;
   const int samples = w.samples_per_s * w.period_s;
   for (int i = 0; i < samples; ++i) {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng);
     counts[static_cast<int>(std::pow(u, 3.0) * w.stack_pool)]++;
   }
-  auto& cpu = p.stacks[Measure::kCpuSamples];
+  auto& cpu = out[Measure::kCpuSamples];
   for (const auto& [idx, n] : counts) {
     profiles::Stack s;
     s.frames = pool[idx];
     s.weight = n;
     cpu.push_back(std::move(s));
   }
-  auto& alloc = p.stacks[Measure::kAllocBytes];
+  auto& alloc = out[Measure::kAllocBytes];
   for (int i = 0; i < 20; ++i) {
     profiles::Stack s;
     s.frames = pool[rng() % 200];
@@ -99,8 +91,68 @@ store::Period make_period(const Workload& w, const std::vector<std::vector<std::
     s.weight = 1024 + rng() % 65536;
     alloc.push_back(std::move(s));
   }
-  return p;
+  return out;
 }
+
+store::JvmIdentity jvm_identity(const Workload& w, int jvm) {
+  return {"host" + std::to_string(jvm),
+          1000 + jvm,
+          "com.example.Main",
+          "17.0.15",
+          w.start_ms,
+          {{"service", "svc" + std::to_string(jvm % 5)}, {"env", "prod"}}};
+}
+
+// Periods made once and reused: building a period's stacks from scratch (copying every frame
+// name) costs milliseconds, more than storing it, which would make a day of a fleet take hours
+// to simulate. Each batch takes the same Period objects (as many as a batch holds, each with its
+// own set of stacks), gives them the next JVMs and times, and varies their weights by up to
+// +-25 % (never to 0), so that every period's numbers differ while its stacks stay realistic.
+class PeriodPool {
+ public:
+  PeriodPool(const Workload& w, const std::vector<std::vector<std::string>>& pool, size_t slots,
+             std::mt19937_64& rng)
+      : w_(w) {
+    for (int j = 0; j < w.jvms; ++j) jvms_.push_back(jvm_identity(w, j));
+    periods_.resize(slots);
+    for (auto& p : periods_) {
+      p.stacks = make_stacks(w, pool, rng);
+      for (const auto& [m, stacks] : p.stacks)
+        for (const auto& s : stacks) base_.push_back(s.weight);
+    }
+  }
+
+  // Periods number `first`, `first` + 1, ... (period n: JVM n % jvms at round n / jvms), as many
+  // as there are slots or up to `end` (a shorter last batch drops the slots it does not use);
+  // valid until the next call.
+  const std::vector<store::Period>& next(int64_t first, int64_t end, std::mt19937_64& rng) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(end - first, slots()));
+    periods_.resize(n);
+    size_t b = 0;
+    for (size_t i = 0; i < n; ++i) {
+      // Slot i holds a different JVM and round every batch: batches and JVMs are not aligned.
+      store::Period& p = periods_[i];
+      const int64_t index = first + static_cast<int64_t>(i);
+      p.jvm = jvms_[static_cast<size_t>(index % w_.jvms)];
+      p.start_ms = w_.start_ms + index / w_.jvms * w_.period_s * 1000;
+      p.end_ms = p.start_ms + w_.period_s * 1000;
+      for (auto& [m, stacks] : p.stacks)
+        for (auto& s : stacks) {
+          const uint64_t base = base_[b++];
+          const uint64_t spread = base / 4;
+          s.weight = spread == 0 ? base : base - spread + rng() % (2 * spread + 1);
+        }
+    }
+    return periods_;
+  }
+  int64_t slots() const { return static_cast<int64_t>(periods_.size()); }
+
+ private:
+  const Workload& w_;
+  std::vector<store::JvmIdentity> jvms_;
+  std::vector<store::Period> periods_;
+  std::vector<uint64_t> base_;
+};
 
 int64_t file_bytes(const std::string& path) {
   int64_t total = 0;
@@ -202,18 +254,23 @@ QueryTimes time_query(Run&& run) {
 int main(int argc, char** argv) {
   Workload w;
   std::string location;
-  bool baseline = false;
+  bool baseline = false, plain_merge = true, queries_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool v = i + 1 < argc;
     if (a == "--help") {
       std::printf(
           "usage: store_bench --store PATH|URI [--jvms N] [--hours H] [--baseline]\n"
-          "Simulated JVMs (period=10, 100 samples/s) into a profile store, generated period by\n"
-          "period while the store writes (memory stays bounded however long the run); prints\n"
+          "                   [--no-plain-merge] [--queries-only]\n"
+          "Simulated JVMs (period=10, 100 samples/s) into a profile store, batch by batch from a\n"
+          "pool of periods made once (memory stays bounded however long the run); prints\n"
           "ingest speed as a multiple of real time (all JVMs' time together), the merged query\n"
           "over the last hour and over the whole range (each run twice: cold, then again), and\n"
-          "bytes per JVM-day.\n");
+          "bytes per JVM-day.\n"
+          "--no-plain-merge leaves out the baseline query (every period's blob merged), which\n"
+          "over a large store takes minutes. --queries-only writes nothing: it runs the queries\n"
+          "over a store an earlier run with the same --jvms and --hours filled.\n"
+          "The ingest figures are printed (and flushed) as soon as the writes end.\n");
       return 0;
     } else if (a == "--store" && v) {
       location = argv[++i];
@@ -229,10 +286,18 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--baseline") {
       baseline = true;
+    } else if (a == "--no-plain-merge") {
+      plain_merge = false;
+    } else if (a == "--queries-only") {
+      queries_only = true;
     } else {
       std::fprintf(stderr, "store_bench: unexpected argument '%s' (see --help)\n", a.c_str());
       return 2;
     }
+  }
+  if (queries_only && baseline) {
+    std::fprintf(stderr, "store_bench: --queries-only is for the profile store, not --baseline\n");
+    return 2;
   }
   if (location.empty()) {
     std::fprintf(stderr, "store_bench: needs --store PATH|URI (see --help)\n");
@@ -252,17 +317,21 @@ int main(int argc, char** argv) {
   const std::string kind = baseline                             ? "baseline (no dedup, SQLite)"
                            : location.rfind("postgres", 0) == 0 ? "postgresql"
                                                                 : "sqlite";
-  // One round: every JVM's period k. Made outside the ingest clock; how long making them took
-  // is printed too (it bounds how large a run fits in the time at hand).
+  // The periods in batches of the store writer's size (StoreOptions::batch_periods), made from
+  // a pool outside the ingest clock; how long making them took is printed too.
+  const size_t batch_size = store::StoreOptions{}.batch_periods;
   double generate = 0;
-  auto make_round = [&](int64_t k) {
-    const auto t = Clock::now();
-    std::vector<store::Period> round;
-    round.reserve(w.jvms);
-    for (int j = 0; j < w.jvms; ++j)
-      round.push_back(make_period(w, pool, j, w.start_ms + k * w.period_s * 1000, rng));
-    generate += seconds_since(t);
-    return round;
+  const auto pool_start = Clock::now();
+  PeriodPool periods(w, pool, queries_only ? 0 : batch_size, rng);
+  generate += seconds_since(pool_start);
+  const int64_t total_periods = periods_per_jvm * w.jvms;
+  auto for_each_batch = [&](auto&& write) {
+    for (int64_t first = 0; first < total_periods; first += periods.slots()) {
+      const auto t = Clock::now();
+      const auto& batch = periods.next(first, total_periods, rng);
+      generate += seconds_since(t);
+      write(batch);
+    }
   };
 
   double ingest = 0, ingest_cpu = 0;
@@ -270,35 +339,36 @@ int main(int argc, char** argv) {
   int64_t bytes = -1;
   if (baseline) {
     Baseline b(location);
-    auto t = Clock::now();
-    for (int64_t k = 0; k < periods_per_jvm; ++k) b.write(make_round(k));
-    ingest = seconds_since(t);
+    for_each_batch([&](const std::vector<store::Period>& batch) {
+      const auto t = Clock::now();
+      b.write(batch);
+      ingest += seconds_since(t);
+    });
     q1 = time_query([&] { return b.query(end_ms - 3'600'000, end_ms); });
     qall = time_query([&] { return b.query(w.start_ms, end_ms); });
     bytes = file_bytes(location);
   } else {
-    // The backend the store's writer thread drives, called here directly in batches of the
-    // writer's size (StoreOptions::batch_periods), so that only its work is timed: the periods
-    // are made between batches, outside the clock, and memory stays one batch however long the
-    // run.
+    // The backend the store's writer thread drives, called here directly, so that only its work
+    // is timed.
     const bool postgres = location.rfind("postgres", 0) == 0;
     auto db =
         postgres ? store::open_postgres_backend(location) : store::open_sqlite_backend(location);
-    const size_t batch_size = store::StoreOptions{}.batch_periods;
-    std::vector<store::Period> batch;
-    auto write = [&] {
-      const auto t = Clock::now();
-      const double cpu = thread_cpu_seconds();
-      db->write(batch);
-      ingest += seconds_since(t);
-      ingest_cpu += thread_cpu_seconds() - cpu;
-      batch.clear();
-    };
-    for (int64_t k = 0; k < periods_per_jvm; ++k) {
-      for (auto& p : make_round(k)) batch.push_back(std::move(p));
-      if (batch.size() >= batch_size) write();
+    if (!queries_only) {
+      for_each_batch([&](const std::vector<store::Period>& batch) {
+        const auto t = Clock::now();
+        const double cpu = thread_cpu_seconds();
+        db->write(batch);
+        ingest += seconds_since(t);
+        ingest_cpu += thread_cpu_seconds() - cpu;
+      });
+      // Now, so that a long query phase (or a run stopped during it) cannot lose these.
+      std::printf(
+          "%s ingest: %lld periods in %.1f s = %.1fx real time; writes' CPU in this process "
+          "%.1f s (%.3f ms per period); making the periods %.1f s more\n",
+          kind.c_str(), static_cast<long long>(total_periods), ingest, data_seconds / ingest,
+          ingest_cpu, ingest_cpu * 1000 / total_periods, generate);
+      std::fflush(stdout);
     }
-    if (!batch.empty()) write();
     store::Query q;
     q.from_ms = std::max(w.start_ms, end_ms - int64_t{3'600'000});
     q.to_ms = end_ms;
@@ -307,32 +377,42 @@ int main(int argc, char** argv) {
     qall = time_query([&] { return db->query(q).size(); });
     // The baseline: the same whole range as 30-minute windows, which never hold a whole hour,
     // so every period's blob is read (the plain merge, as before hour_samples), then merged.
-    plain = time_query([&] {
-      std::map<std::vector<std::string>, uint64_t> merged;
-      store::Query window;
-      for (int64_t t = w.start_ms; t < end_ms; t += 1'800'000) {
-        window.from_ms = t;
-        window.to_ms = std::min(end_ms, t + 1'800'000);
-        for (auto& s : db->query(window)) merged[std::move(s.frames)] += s.weight;
-      }
-      return merged.size();
-    });
-    if (plain.stacks != qall.stacks) {
+    if (plain_merge)
+      plain = time_query([&] {
+        std::map<std::vector<std::string>, uint64_t> merged;
+        store::Query window;
+        for (int64_t t = w.start_ms; t < end_ms; t += 1'800'000) {
+          window.from_ms = t;
+          window.to_ms = std::min(end_ms, t + 1'800'000);
+          for (auto& s : db->query(window)) merged[std::move(s.frames)] += s.weight;
+        }
+        return merged.size();
+      });
+    if (plain_merge && plain.stacks != qall.stacks) {
       std::fprintf(stderr, "store_bench: whole range %zu stacks, plain merge %zu\n", qall.stacks,
                    plain.stacks);
       return 1;
     }
     if (location.rfind("postgres", 0) != 0) bytes = file_bytes(location);
   }
+  char ingest_text[200];
+  if (queries_only)
+    std::snprintf(ingest_text, sizeof ingest_text, "ingest not run (--queries-only)");
+  else
+    std::snprintf(ingest_text, sizeof ingest_text,
+                  "ingest %.1f s = %.0fx real time (CPU in this process %.1f s; making the "
+                  "periods: %.1f s more)",
+                  ingest, data_seconds / ingest, ingest_cpu, generate);
   std::printf(
-      "| %s | %d JVMs x %.2f h | %lld periods | ingest %.1f s = %.0fx real time (CPU in this "
-      "process %.1f s; making the periods: %.1f s more) | last hour query %.3f s, again %.3f s "
-      "(%zu stacks) | whole range "
-      "%.3f s, "
-      "again %.3f s (%zu stacks) | plain merge of the whole range %.3f s, again %.3f s | %s |\n",
-      kind.c_str(), w.jvms, w.hours, static_cast<long long>(periods_per_jvm * w.jvms), ingest,
-      data_seconds / ingest, ingest_cpu, generate, q1.first, q1.second, q1.stacks, qall.first,
-      qall.second, qall.stacks, plain.first, plain.second,
+      "| %s | %d JVMs x %.2f h | %lld periods | %s | last hour query %.3f s, again %.3f s (%zu "
+      "stacks) | whole range %.3f s, again %.3f s (%zu stacks) | plain merge of the whole range "
+      "%s | %s |\n",
+      kind.c_str(), w.jvms, w.hours, static_cast<long long>(total_periods), ingest_text, q1.first,
+      q1.second, q1.stacks, qall.first, qall.second, qall.stacks,
+      plain_merge ? (std::to_string(plain.first).substr(0, 6) + " s, again " +
+                     std::to_string(plain.second).substr(0, 6) + " s")
+                        .c_str()
+                  : "not run (--no-plain-merge)",
       bytes < 0
           ? "size: see pg_database_size"
           : (std::to_string(bytes / jvm_days / 1e6).substr(0, 6) + " MB per JVM-day").c_str());

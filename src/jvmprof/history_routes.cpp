@@ -202,17 +202,20 @@ void add_history_routes(httplib::Server& server, store::ProfileStore* store) {
         reply["values"] = values;
         return json_reply(r, reply);
       }
-      // Every measure with something in the window, in the measures' order; the label values
-      // of all of them, so that one value has one colour on every timeline.
+      // Every measure with something in the window, in the measures' order, from one store
+      // query; the label values of all of them, so that one value has one colour on every
+      // timeline.
       std::set<std::string> values;
       nlohmann::json timelines = nlohmann::json::array();
-      for (profiles::Measure m : all_measures()) {
-        store::Query q = h.query;
-        q.measure = m;
-        nlohmann::json points = timeline_points(s, q, bucket, group, values);
-        if (points.empty()) continue;
+      for (const auto& [m, bars] : s.timelines(h.query, bucket, group)) {
+        if (bars.empty()) continue;
+        nlohmann::json points = nlohmann::json::array();
         uint64_t total = 0;
-        for (const auto& p : points) total += p["total"].get<uint64_t>();
+        for (const auto& p : bars) {
+          values.insert(p.value);
+          total += p.total;
+          points.push_back({{"t", p.bucket_ms}, {"value", p.value}, {"total", p.total}});
+        }
         timelines.push_back({{"measure", profiles::measure_name(m)},
                              {"unit", profiles::measure_unit(m)},
                              {"total", total},

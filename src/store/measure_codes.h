@@ -32,4 +32,12 @@ inline int measure_code(profiles::Measure m) {
   return 0;
 }
 
+// The measure a stored code stands for; nullopt for a code this jvmprof does not know.
+inline std::optional<profiles::Measure> measure_from_code(int64_t code) {
+  for (int m = 0; m <= static_cast<int>(profiles::Measure::kMonitorTimeMs); ++m)
+    if (measure_code(static_cast<profiles::Measure>(m)) == code)
+      return static_cast<profiles::Measure>(m);
+  return std::nullopt;
+}
+
 }  // namespace store

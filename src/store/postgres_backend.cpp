@@ -124,50 +124,79 @@ class PostgresBackend final : public Backend {
   void write_once(const std::vector<Period>& batch) {
     // Rows shared between collectors first, each its own statement (outside the transaction).
     std::vector<int64_t> jvm_of(batch.size());
-    std::vector<std::map<std::pair<int, int64_t>, uint64_t>> weights(batch.size());
+    std::vector<std::map<int, std::vector<StackWeight>>> weights(batch.size());  // by measure
     for (size_t i = 0; i < batch.size(); ++i) {
       jvm_of[i] = jvm_id(batch[i].jvm);
       ensure_partition(batch[i].start_ms);
-      for (const auto& [m, stacks] : batch[i].stacks)
+      for (const auto& [m, stacks] : batch[i].stacks) {
+        std::vector<StackWeight> samples;
+        samples.reserve(stacks.size());
         for (const profiles::Stack& s : stacks)
-          if (s.weight > 0 && !s.frames.empty())
-            weights[i][{measure_code(m), stack_id(s.frames)}] += s.weight;
+          if (s.weight > 0 && !s.frames.empty()) samples.push_back({stack_id(s.frames), s.weight});
+        sum_by_stack(samples);
+        if (!samples.empty()) weights[i][measure_code(m)] = std::move(samples);
+      }
     }
     exec("BEGIN");
     try {
       Result ids(query_params("SELECT nextval('periods_id_seq') FROM generate_series(1, $1)",
                               {std::to_string(batch.size())}));
-      std::string periods =
-          "INSERT INTO periods(id, jvm_id, start_ms, end_ms, resolution_ms) VALUES ";
-      std::string samples =
-          "INSERT INTO period_samples(period_start, period_id, measure, total, samples) VALUES ";
-      bool any_sample = false;
+      // The rows go in through COPY (text format): no statement for the server to parse, and
+      // no size limit on one statement's text.
+      std::string periods, samples;
       for (size_t i = 0; i < batch.size(); ++i) {
         const int64_t id = ids.integer(static_cast<int>(i), 0);
-        const std::string start = std::to_string(batch[i].start_ms);
-        periods += (i ? ",(" : "(") + std::to_string(id) + "," + std::to_string(jvm_of[i]) + "," +
-                   start + "," + std::to_string(batch[i].end_ms) + ",0)";
-        // weights[i] is ordered by measure, then stack id: one blob per run of a measure.
-        std::vector<StackWeight> run;
-        for (auto it = weights[i].begin(); it != weights[i].end(); ++it) {
-          run.push_back({it->first.second, it->second});
-          const auto next = std::next(it);
-          if (next != weights[i].end() && next->first.first == it->first.first) continue;
-          samples += (any_sample ? ",(" : "(") + start + "," + std::to_string(id) + "," +
-                     std::to_string(it->first.first) + "," + std::to_string(total_weight(run)) +
-                     "," + bytea_literal(encode_samples(run)) + ")";
-          any_sample = true;
-          run.clear();
+        const std::string start = std::to_string(batch[i].start_ms), period = std::to_string(id);
+        periods += period + '\t' + std::to_string(jvm_of[i]) + '\t' + start + '\t' +
+                   std::to_string(batch[i].end_ms) + "\t0\n";
+        for (const auto& [measure, run] : weights[i]) {
+          samples += start + '\t' + period + '\t' + std::to_string(measure) + '\t' +
+                     std::to_string(total_weight(run)) + '\t';
+          append_copy_bytea(samples, encode_samples(run));
+          samples += '\n';
         }
       }
-      exec(periods);
-      if (any_sample) exec(samples);
+      copy_in("periods(id, jvm_id, start_ms, end_ms, resolution_ms)", periods);
+      if (!samples.empty())
+        copy_in("period_samples(period_start, period_id, measure, total, samples)", samples);
       add_to_hours(batch, jvm_of, weights);
       exec("COMMIT");
     } catch (...) {
       PQexec(conn_, "ROLLBACK");
       throw;
     }
+  }
+
+  // A bytea in COPY's text format: the hex form with its backslash escaped ("\\x0102...").
+  static void append_copy_bytea(std::string& out, std::string_view blob) {
+    static const char hex[] = "0123456789abcdef";
+    out += "\\\\x";
+    for (unsigned char c : blob) {
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+
+  // COPY table(columns) FROM STDIN with `rows` (text format, each ending in a newline).
+  void copy_in(const std::string& table, const std::string& rows) {
+    PGresult* r = PQexec(conn_, ("COPY " + table + " FROM STDIN").c_str());
+    const bool started = PQresultStatus(r) == PGRES_COPY_IN;
+    std::string msg = started ? "" : PQresultErrorMessage(r);
+    PQclear(r);
+    if (!started) throw StoreError("profile store " + name_ + ": " + one_line(msg));
+    const bool sent = PQputCopyData(conn_, rows.data(), static_cast<int>(rows.size())) == 1;
+    PQputCopyEnd(conn_, sent ? nullptr : "the rows could not be sent");
+    bool ok = true;
+    while ((r = PQgetResult(conn_)) != nullptr) {
+      if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        ok = false;
+        msg = PQresultErrorMessage(r);
+      }
+      PQclear(r);
+    }
+    if (!ok || !sent)
+      throw StoreError("profile store " + name_ + ": " +
+                       one_line(msg.empty() ? PQerrorMessage(conn_) : msg));
   }
 
  public:
@@ -258,6 +287,23 @@ class PostgresBackend final : public Backend {
     std::vector<TimelinePoint> out;
     for (int i = 0; i < r.rows(); ++i)
       out.push_back({r.integer(i, 0), r.text(i, 1), static_cast<uint64_t>(r.integer(i, 2))});
+    return out;
+  }
+
+  std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by) override {
+    if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
+    Result r(query_params(
+        "SELECT s.measure, (p.start_ms / $3) * $3, COALESCE(l.value, ''), SUM(s.total)::bigint "
+        "FROM periods p JOIN period_samples s ON s.period_id = p.id AND s.period_start = "
+        "p.start_ms LEFT JOIN labels l ON l.jvm_id = p.jvm_id AND l.key = $4 WHERE p.start_ms >= "
+        "$1 AND p.start_ms < $2 AND s.period_start >= $1 AND s.period_start < $2" +
+            jvm_filter(q.match) + " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        {std::to_string(q.from_ms), std::to_string(q.to_ms), std::to_string(bucket_ms), group_by}));
+    std::map<profiles::Measure, std::vector<TimelinePoint>> out;
+    for (int i = 0; i < r.rows(); ++i)
+      if (const auto m = measure_from_code(r.integer(i, 0)))
+        out[*m].push_back({r.integer(i, 1), r.text(i, 2), static_cast<uint64_t>(r.integer(i, 3))});
     return out;
   }
 
@@ -461,11 +507,13 @@ class PostgresBackend final : public Backend {
   // two collectors writing the same JVM-hour wait for each other instead of losing an
   // addition, and never deadlock), merged here and written back in one statement.
   void add_to_hours(const std::vector<Period>& batch, const std::vector<int64_t>& jvm_of,
-                    const std::vector<std::map<std::pair<int, int64_t>, uint64_t>>& weights) {
-    std::map<std::tuple<int64_t, int64_t, int>, std::map<int64_t, uint64_t>> adds;
+                    const std::vector<std::map<int, std::vector<StackWeight>>>& weights) {
+    std::map<std::tuple<int64_t, int64_t, int>, std::vector<StackWeight>> adds;
     for (size_t i = 0; i < batch.size(); ++i)
-      for (const auto& [key, weight] : weights[i])
-        adds[{hour_floor(batch[i].start_ms), jvm_of[i], key.first}][key.second] += weight;
+      for (const auto& [measure, samples] : weights[i]) {
+        auto& into = adds[{hour_floor(batch[i].start_ms), jvm_of[i], measure}];
+        into.insert(into.end(), samples.begin(), samples.end());
+      }
     if (adds.empty()) return;
     std::string keys, empty;
     for (const auto& [key, stacks] : adds) {
@@ -487,10 +535,8 @@ class PostgresBackend final : public Backend {
       merged[{old.integer(i, 0), old.integer(i, 1), static_cast<int>(old.integer(i, 2))}] =
           decode(old, i, 0, 3);
     std::vector<std::string> rows;
-    for (const auto& [key, stacks] : adds) {
-      std::vector<StackWeight> add;
-      add.reserve(stacks.size());
-      for (const auto& [stack, weight] : stacks) add.push_back({stack, weight});
+    for (auto& [key, add] : adds) {
+      sum_by_stack(add);
       const auto& samples = merge_samples(merged[key], add);
       rows.push_back("(" + std::to_string(std::get<0>(key)) + "," +
                      std::to_string(std::get<1>(key)) + "," + std::to_string(std::get<2>(key)) +

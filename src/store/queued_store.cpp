@@ -76,6 +76,12 @@ class QueuedStore final : public ProfileStore {
     return reader_db_->timeline(q, bucket_ms, group_by_label);
   }
 
+  std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by_label) override {
+    std::lock_guard lock(reader_mu_);
+    return reader_db_->timelines(q, bucket_ms, group_by_label);
+  }
+
   MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) override {
     MaintenanceResult result;
     std::string error;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sample_codec.h"
 
+#include <algorithm>
+
 #include "store.h"
 
 namespace store {
@@ -89,6 +91,19 @@ std::vector<StackWeight> merge_samples(const std::vector<StackWeight>& a,
     }
   }
   return out;
+}
+
+void sum_by_stack(std::vector<StackWeight>& samples) {
+  std::sort(samples.begin(), samples.end(),
+            [](const StackWeight& a, const StackWeight& b) { return a.stack_id < b.stack_id; });
+  size_t out = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (out > 0 && samples[out - 1].stack_id == samples[i].stack_id)
+      samples[out - 1].weight += samples[i].weight;
+    else
+      samples[out++] = samples[i];
+  }
+  samples.resize(out);
 }
 
 uint64_t total_weight(const std::vector<StackWeight>& samples) {

@@ -26,6 +26,8 @@ std::vector<StackWeight> decode_samples(std::string_view blob);
 // Both sorted by stack id; the union, weights of the same stack added.
 std::vector<StackWeight> merge_samples(const std::vector<StackWeight>& a,
                                        const std::vector<StackWeight>& b);
+// Sorts by stack id and adds up the weights of entries with the same id, in place.
+void sum_by_stack(std::vector<StackWeight>& samples);
 uint64_t total_weight(const std::vector<StackWeight>& samples);
 
 }  // namespace store

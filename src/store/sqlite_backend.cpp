@@ -245,6 +245,23 @@ class SqliteBackend final : public Backend {
     return out;
   }
 
+  std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by) override {
+    if (bucket_ms <= 0) throw StoreError("a timeline's bucket must be longer than 0 ms");
+    std::string sql =
+        "SELECT s.measure, (p.start_ms / ?3) * ?3, COALESCE(l.value, ''), SUM(s.total) FROM "
+        "periods p JOIN period_samples s ON s.period_id = p.id LEFT JOIN labels l ON l.jvm_id = "
+        "p.jvm_id AND l.key = ?4 WHERE p.start_ms >= ?1 AND p.start_ms < ?2" +
+        jvm_filter(q.match) + " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+    Statement st(db_, sql, where("timelines"));
+    st.bind(1, q.from_ms).bind(2, q.to_ms).bind(3, bucket_ms).bind(4, group_by);
+    std::map<profiles::Measure, std::vector<TimelinePoint>> out;
+    while (st.step())
+      if (const auto m = measure_from_code(st.integer(0)))
+        out[*m].push_back({st.integer(1), st.text(2), static_cast<uint64_t>(st.integer(3))});
+    return out;
+  }
+
   MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) override {
     MaintenanceResult r;
     exec("BEGIN IMMEDIATE");
@@ -440,15 +457,14 @@ class SqliteBackend final : public Backend {
     const int64_t period = sqlite3_last_insert_rowid(db_);
     for (const auto& [measure, stacks] : p.stacks) {
       // Stacks that differ only in what is not stored (line numbers, threads) are one entry.
-      std::map<int64_t, uint64_t> weights;
-      for (const profiles::Stack& s : stacks)
-        if (s.weight > 0 && !s.frames.empty()) weights[stack_id(s.frames)] += s.weight;
       std::vector<StackWeight> samples;
-      samples.reserve(weights.size());
-      for (const auto& [stack, weight] : weights) samples.push_back({stack, weight});
+      samples.reserve(stacks.size());
+      for (const profiles::Stack& s : stacks)
+        if (s.weight > 0 && !s.frames.empty()) samples.push_back({stack_id(s.frames), s.weight});
+      sum_by_stack(samples);
       if (!samples.empty()) put_samples(period, measure_code(measure), samples);
       auto& hour = hour_adds_[{hour_floor(p.start_ms), jvm, measure_code(measure)}];
-      for (const auto& [stack, weight] : weights) hour[stack] += weight;
+      hour.insert(hour.end(), samples.begin(), samples.end());
     }
   }
 
@@ -459,11 +475,9 @@ class SqliteBackend final : public Backend {
                    "SELECT samples FROM hour_samples WHERE hour_ms = ?1 AND jvm_id = ?2 AND "
                    "measure = ?3",
                    where("write"));
-    for (const auto& [key, adds] : hour_adds_) {
+    for (auto& [key, samples] : hour_adds_) {
       const auto& [hour, jvm, measure] = key;
-      std::vector<StackWeight> samples;
-      samples.reserve(adds.size());
-      for (const auto& [stack, weight] : adds) samples.push_back({stack, weight});
+      sum_by_stack(samples);
       read.bind(1, hour).bind(2, jvm).bind(3, measure);
       if (read.step()) samples = merge_samples(decode_hour(hour, read.blob_view(0)), samples);
       read.reset();
@@ -680,8 +694,8 @@ class SqliteBackend final : public Backend {
   std::unordered_map<int64_t, std::string> frame_names_;
   std::unique_ptr<Statement> insert_jvm_, select_jvm_, insert_label_, insert_frame_, select_frame_,
       insert_stack_, select_stack_, insert_period_, insert_samples_, insert_hour_;
-  // What the batch being written adds to each (hour, JVM, measure): stack id -> weight.
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::map<int64_t, uint64_t>> hour_adds_;
+  // What the batch being written adds to each (hour, JVM, measure), summed by stack when written.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<StackWeight>> hour_adds_;
 };
 
 }  // namespace

@@ -129,6 +129,10 @@ class ProfileStore {
   virtual std::map<std::string, std::vector<std::string>> labels() = 0;
   virtual std::vector<TimelinePoint> timeline(const Query& q, int64_t bucket_ms,
                                               const std::string& group_by_label) = 0;
+  // Every measure's timeline in one database query (grouped by measure as well; q.measure is
+  // not looked at): the measures with periods in the range, each with the bars timeline() gives.
+  virtual std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by_label) = 0;
   // Downsamples and deletes by the policy as of `now_ms`; runs after what is queued.
   virtual MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) = 0;
   // "sqlite" or "postgresql", and where (a path or the connection string without a password).

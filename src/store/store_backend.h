@@ -23,6 +23,8 @@ class Backend {
   virtual std::map<std::string, std::vector<std::string>> labels() = 0;
   virtual std::vector<TimelinePoint> timeline(const Query& q, int64_t bucket_ms,
                                               const std::string& group_by_label) = 0;
+  virtual std::map<profiles::Measure, std::vector<TimelinePoint>> timelines(
+      const Query& q, int64_t bucket_ms, const std::string& group_by_label) = 0;
   virtual MaintenanceResult maintain(const RetentionPolicy& policy, int64_t now_ms) = 0;
   virtual std::string describe() const = 0;
 };

@@ -420,6 +420,13 @@ TEST(PostgresStore, MigratesASecondVersionStoreToSampleBlobs) {
   ASSERT_EQ(points.size(), 2u);
   EXPECT_EQ(points[0].total, 243u);
   EXPECT_EQ(points[1].total, 3u);
+  // Every measure's timeline in one query: the migrated store holds cpu-samples only.
+  const auto all = s->timelines(range(0, 2 * kDay), kDay, "service");
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all.begin()->first, profiles::Measure::kCpuSamples);
+  ASSERT_EQ(all.begin()->second.size(), 2u);
+  EXPECT_EQ(all.begin()->second[0].total, 243u);
+  EXPECT_EQ(all.begin()->second[1].total, 3u);
   // New periods go on after the migrated ones.
   s->append(period("h3", "checkout", 3000, 0));
   s->flush();

@@ -176,6 +176,51 @@ TEST(Store, MergesMatchingPeriodsOfMatchingJvms) {
   EXPECT_EQ(search, want_search);
 }
 
+TEST(Store, EveryMeasuresTimelineInOneQueryEqualsEachMeasuresOwn) {
+  TempDir dir;
+  auto s = store::open_store(dir.file("t.db"));
+  const auto a = jvm("h1", 1, "checkout"), c = jvm("h3", 3, "search");
+  for (uint64_t k = 0; k < 6; ++k) {
+    const int64_t t = kNow - kHour + static_cast<int64_t>(k) * 20'000;
+    ASSERT_TRUE(s->append(period(a, t, k)));
+    ASSERT_TRUE(s->append(period(c, t, k + 1000)));
+  }
+  s->flush();
+  auto q = range(kNow - kHour, kNow);
+  q.measure = Measure::kMonitorTimeMs;  // not looked at: every measure comes back
+  const auto all = s->timelines(q, 60'000, "service");
+  // The two measures the periods hold, each with the bars timeline() gives for it alone.
+  ASSERT_EQ(all.size(), 2u);
+  for (Measure m : {Measure::kCpuSamples, Measure::kAllocBytes}) {
+    ASSERT_TRUE(all.count(m)) << profiles::measure_name(m);
+    const auto one = s->timeline(range(kNow - kHour, kNow, m), 60'000, "service");
+    ASSERT_EQ(all.at(m).size(), one.size()) << profiles::measure_name(m);
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(all.at(m)[i].bucket_ms, one[i].bucket_ms);
+      EXPECT_EQ(all.at(m)[i].value, one[i].value);
+      EXPECT_EQ(all.at(m)[i].total, one[i].total);
+    }
+  }
+  // Known totals: allocated bytes per service over the six periods (three per minute).
+  uint64_t checkout = 0, search = 0;
+  for (const auto& p : all.at(Measure::kAllocBytes)) {
+    EXPECT_EQ(p.bucket_ms % 60'000, 0);
+    (p.value == "checkout" ? checkout : search) += p.total;
+  }
+  uint64_t want_checkout = 0, want_search = 0;
+  for (uint64_t k = 0; k < 6; ++k) {
+    want_checkout += 1024 * (k + 1);
+    want_search += 1024 * (k + 1001);
+  }
+  EXPECT_EQ(checkout, want_checkout);
+  EXPECT_EQ(search, want_search);
+  // Matchers hold as in timeline(); a range without periods has no measures.
+  q.match.push_back({"service", "search"});
+  for (const auto& [m, points] : s->timelines(q, 60'000, "service"))
+    for (const auto& p : points) EXPECT_EQ(p.value, "search");
+  EXPECT_TRUE(s->timelines(range(0, 1000), 60'000, "").empty());
+}
+
 TEST(Store, SameAnswerAfterReopening) {
   TempDir dir;
   const std::string path = dir.file("p.db");
