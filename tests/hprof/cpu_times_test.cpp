@@ -57,10 +57,11 @@ TEST_P(CpuTimesTest, ASleepingMethodCostsNoCpuAndASpinningOneItsCpuShare) {
       "nap: charged " + std::to_string(nap) + " ms, used " + std::to_string(nap_cpu) +
       " ms CPU in " + std::to_string(nap_wall) + " ms; spin: charged " + std::to_string(spin) +
       " ms, used " + std::to_string(spin_cpu) + " ms CPU in " + std::to_string(spin_wall) + " ms";
-  // nap() slept ~400 ms and used a few ms of CPU (waking up ~200 times): it is charged about what
-  // it used, nowhere near its wall time.
+  // nap() slept ~400 ms and used some CPU waking up ~200 times (a few ms on a quiet machine, 60 ms
+  // seen with a heap-dump test beside it): it is charged about what it used, and far less than its
+  // wall time (a charge of wall time would exceed half of it).
   EXPECT_LE(nap, nap_cpu + 10.0) << facts;
-  EXPECT_LT(nap, 0.1 * nap_wall) << facts;
+  EXPECT_LT(nap, 0.5 * nap_wall) << facts;
   // spin() is charged the CPU time it got (less than its wall time when the machine is busy),
   // within the report's millisecond rounding and the percentages' two decimals.
   EXPECT_GE(spin, 0.85 * spin_cpu - 5.0) << facts;
