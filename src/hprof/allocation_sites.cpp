@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "allocation_sites.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hprof::agent {
@@ -32,7 +33,10 @@ void AllocationSites::on_alloc(jobjectID object, const SiteKey& key, jint size) 
 uint32_t AllocationSites::site_index(const SiteKey& key) {
   std::lock_guard lock(mutex_);
   auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
-  if (inserted) sites_.push_back({key, {}});
+  if (inserted) {
+    sites_.push_back({key, {}});
+    changed_flag_.push_back(0);
+  }
   return it->second;
 }
 
@@ -103,6 +107,7 @@ void AllocationSites::add(const PendingAlloc& alloc) {
 }
 
 void AllocationSites::count_allocated(uint32_t site, uint64_t objects, uint64_t bytes) {
+  note_changed(site);
   SiteCounts& c = sites_[site].counts;
   c.alloc_bytes += bytes;
   c.alloc_objects += objects;
@@ -157,6 +162,7 @@ void AllocationSites::apply_free(jobjectID object) {
   if (!objects_.remove(object, &freed)) return;
   uint64_t bytes = 0, objects = 0;
   weights(freed.size, &bytes, &objects);
+  note_changed(freed.site);
   SiteCounts& c = sites_[freed.site].counts;
   c.live_objects -= std::min(c.live_objects, objects);
   c.live_bytes -= std::min(c.live_bytes, bytes);
@@ -169,6 +175,32 @@ std::vector<Site> AllocationSites::sites() const {
   merge_all_buffers();
   apply_queued_frees();
   return sites_;
+}
+
+void AllocationSites::track_changes() {
+  std::lock_guard lock(mutex_);
+  merge_all_buffers();
+  apply_queued_frees();
+  tracking_ = true;
+  for (uint32_t i = 0; i < sites_.size(); ++i) {
+    const SiteCounts& c = sites_[i].counts;
+    if (c.alloc_objects != 0 || c.live_objects != 0) note_changed(i);
+  }
+}
+
+std::vector<std::pair<uint32_t, Site>> AllocationSites::take_changed() {
+  std::lock_guard lock(mutex_);
+  merge_all_buffers();
+  apply_queued_frees();
+  std::sort(changed_.begin(), changed_.end());
+  std::vector<std::pair<uint32_t, Site>> out;
+  out.reserve(changed_.size());
+  for (uint32_t site : changed_) {
+    changed_flag_[site] = 0;
+    out.emplace_back(site, sites_[site]);
+  }
+  changed_.clear();
+  return out;
 }
 
 SiteCounts AllocationSites::totals() const {
@@ -212,9 +244,11 @@ void AllocationSites::clear_counts() {
   std::lock_guard lock(mutex_);
   merge_all_buffers();
   apply_queued_frees();
-  for (Site& s : sites_) {
-    s.counts.alloc_bytes = s.counts.live_bytes;
-    s.counts.alloc_objects = s.counts.live_objects;
+  for (uint32_t i = 0; i < sites_.size(); ++i) {
+    SiteCounts& c = sites_[i].counts;
+    if (c.alloc_objects != c.live_objects || c.alloc_bytes != c.live_bytes) note_changed(i);
+    c.alloc_bytes = c.live_bytes;
+    c.alloc_objects = c.live_objects;
   }
   totals_.alloc_bytes = totals_.live_bytes;
   totals_.alloc_objects = totals_.live_objects;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "object_table.h"
@@ -62,6 +63,12 @@ class AllocationSites {
   // frees are applied before the next allocation is recorded and before anything is read.
   void on_free(jobjectID object);
   std::vector<Site> sites() const;
+  // period=: from now on the table notes which sites' counts change, so that a period reads
+  // those only (a server's table holds tens of thousands of sites; a period touches a few).
+  // Every site with counts so far counts as changed for the first take_changed().
+  void track_changes();
+  // The sites whose counts changed since the last call, with their indexes, in index order.
+  std::vector<std::pair<uint32_t, Site>> take_changed();
   SiteCounts totals() const;
   // The allocation trace and size of a tracked object.
   bool object_info(jobjectID object, unsigned* trace, jint* size) const;
@@ -106,6 +113,13 @@ class AllocationSites {
   void apply_free(jobjectID object);
   // What one reported allocation of `size` bytes counts for.
   void weights(jint size, uint64_t* bytes, uint64_t* objects) const;
+  // Notes that a site's counts changed, when changes are tracked; caller holds mutex_.
+  void note_changed(uint32_t site) {
+    if (tracking_ && !changed_flag_[site]) {
+      changed_flag_[site] = 1;
+      changed_.push_back(site);
+    }
+  }
 
   jint sample_interval_ = 0;
   // Tells tables apart in the threads' buffer cache (an address may be reused); never 0.
@@ -120,6 +134,10 @@ class AllocationSites {
   std::unordered_map<SiteKey, uint32_t, KeyHash> index_;
   ObjectTable objects_;
   SiteCounts totals_;
+  // Changed sites since the last take_changed(), when tracking_ (under mutex_).
+  bool tracking_ = false;
+  std::vector<uint8_t> changed_flag_;  // by site index
+  std::vector<uint32_t> changed_;
 
   // Lock order: mutex_ before free_mutex_.
   mutable std::mutex free_mutex_;

@@ -21,11 +21,11 @@
 namespace hprof::agent {
 
 // The cumulative counters a period is measured against. A period's own snapshot may hold only the
-// CPU rows that changed since the last one (cpu=samples); the one it is measured against holds
-// every row reported so far.
+// CPU rows (cpu=samples) and sites that changed since the last one; the one it is measured
+// against holds every row and site reported so far.
 struct PeriodSnapshot {
   std::unordered_map<unsigned, Cost> cpu;  // by trace: samples, or cpu=times calls and time
-  std::vector<Site> sites;                 // by site index (sites are never removed)
+  std::map<uint32_t, Site> sites;          // by site index (sites are never removed)
   std::map<std::pair<unsigned, std::string>, std::pair<uint64_t, uint64_t>> monitors;
 };
 

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a period= period reads: the CPU rows changed since the last period (not the whole table)
-// and the traces interned since the last write (not a walk over every trace), and after a reset
-// or a reconnect everything again.
+// What a period= period reads: the CPU rows and allocation sites changed since the last period
+// (not the whole tables) and the traces interned since the last write (not a walk over every
+// trace), and after a reset or a reconnect everything again.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "allocation_sites.h"
 #include "cost_table.h"
+#include "period_report.h"
 #include "tables.h"
 
 namespace hprof::agent {
@@ -53,6 +55,78 @@ TEST(PeriodReads, UntrackedTableListsNothing) {
   uint64_t clears = 0;
   EXPECT_TRUE(t.take_changed(clears).empty());
   EXPECT_EQ(t.total_count(), 1u);
+}
+
+std::vector<uint32_t> Indexes(const std::vector<std::pair<uint32_t, Site>>& sites) {
+  std::vector<uint32_t> out;
+  for (const auto& s : sites) out.push_back(s.first);
+  return out;
+}
+
+jobjectID Object(uintptr_t n) {
+  return reinterpret_cast<jobjectID>(n * 8);
+}
+
+TEST(PeriodReads, ChangedSitesOnlyWithTheirCumulativeCounts) {
+  AllocationSites t;
+  const jobjectID cls = Object(1000);
+  const uint32_t a = t.site_index({JVMPI_NORMAL_OBJECT, cls, 1});
+  const uint32_t b = t.site_index({JVMPI_NORMAL_OBJECT, cls, 2});
+  const uint32_t c = t.site_index({JVMPI_NORMAL_OBJECT, cls, 3});
+  t.on_alloc_at(Object(1), a, 16);  // before periods began: changed once tracking starts
+  t.track_changes();
+  t.on_alloc_at(Object(2), b, 24);
+  t.on_alloc_at(Object(3), b, 24);
+  std::vector<std::pair<uint32_t, Site>> first = t.take_changed();
+  EXPECT_EQ(Indexes(first), (std::vector<uint32_t>{a, b}));
+  EXPECT_EQ(first[1].second.counts.alloc_bytes, 48u);
+  // Nothing changed: nothing read, however many sites the table holds.
+  EXPECT_TRUE(t.take_changed().empty());
+  // A free changes its site's live counts only; an allocation another site's.
+  t.on_free(Object(2));
+  t.on_alloc_at(Object(4), c, 8);
+  const std::vector<std::pair<uint32_t, Site>> second = t.take_changed();
+  ASSERT_EQ(Indexes(second), (std::vector<uint32_t>{b, c}));
+  EXPECT_EQ(second[0].second.counts.alloc_objects, 2u);  // cumulative
+  EXPECT_EQ(second[0].second.counts.live_objects, 1u);
+  // A reset changes the sites whose allocated counts it lowers (b: one object freed), no other.
+  t.clear_counts();
+  EXPECT_EQ(Indexes(t.take_changed()), (std::vector<uint32_t>{b}));
+}
+
+TEST(PeriodReads, ABlockOfChangedSitesEqualsOneOfTheWholeTable) {
+  // The PERIOD block from the changed sites against every site reported so far is the block
+  // from the whole table against the whole table of the last period.
+  AllocationSites t;
+  const jobjectID cls = Object(1000);
+  std::vector<uint32_t> idx;
+  for (unsigned trace = 1; trace <= 50; ++trace)
+    idx.push_back(t.site_index({JVMPI_NORMAL_OBJECT, cls, trace}));
+  for (uintptr_t i = 0; i < 500; ++i) t.on_alloc_at(Object(i + 1), idx[i % 50], 16);
+  auto whole = [&t] {
+    PeriodSnapshot s;
+    const std::vector<Site> sites = t.sites();
+    for (uint32_t i = 0; i < sites.size(); ++i) s.sites.emplace(i, sites[i]);
+    return s;
+  };
+  PeriodSnapshot whole_before = whole();
+  t.track_changes();
+  PeriodSnapshot changed_before;
+  for (auto& [i, site] : t.take_changed()) changed_before.sites.emplace(i, site);
+  // A period in which three sites allocate and one loses objects.
+  for (uintptr_t i = 0; i < 30; ++i) t.on_alloc_at(Object(1000 + i), idx[(i % 3) * 7], 32);
+  t.on_free(Object(5));
+  t.on_free(Object(55));
+  PeriodSnapshot now_changed;
+  for (auto& [i, site] : t.take_changed()) now_changed.sites.emplace(i, site);
+  EXPECT_EQ(now_changed.sites.size(), 4u);
+  const PeriodSections sections{false, false, true, false};
+  auto name = [](const SiteKey&) { return std::string("C"); };
+  const std::string from_changed =
+      period_block(2, 0, 1, sections, changed_before, now_changed, name);
+  const std::string from_whole = period_block(2, 0, 1, sections, whole_before, whole(), name);
+  EXPECT_EQ(from_changed, from_whole);
+  EXPECT_NE(from_whole.find("SITES: rows=4"), std::string::npos) << from_whole;
 }
 
 unsigned Intern(TraceTable& t, int method) {
