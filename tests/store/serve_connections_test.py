@@ -10,8 +10,9 @@ never writes that connection's end. Serve #2 starts on the same store and the ag
 from the store and ended ("collector stopped", end time unknown, not counted as a drop), the
 second live. The agent then closes its connection (its end is written: "closed by agent" with its
 periods), serve #2 stops cleanly, serve #3 starts on the store and the agent reconnects
-(connection=3): all three in order, the second with its recorded end and periods. A serve without
---store shows only its own connection, as before.
+(connection=3): all three in order, the second with its recorded end and periods; `jvmprof query
+--jvms --connections` lists the three under the JVM. A serve without --store shows only its own
+connection, as before.
 """
 import argparse
 import json
@@ -209,6 +210,25 @@ def main():
                   "the gap before connection 3 is known from the stored end: %r" % j)
         agent.close()
         stop_serve(serve3)
+
+        # jvmprof query lists them under the JVM; serve #3's end was written as it stopped.
+        r = subprocess.run([a.jvmprof, "query", "--store", db, "--jvms", "--connections"],
+                           capture_output=True, text=True, timeout=120)
+        lines = [l.strip() for l in r.stdout.splitlines() if l.startswith("  connection ")]
+        check(r.returncode == 0 and len(lines) == 3, "query --jvms --connections: %r %r"
+              % (r.stdout, r.stderr))
+        if len(lines) == 3:
+            check(lines[0].startswith("connection 1 ") and "(no end recorded)" in lines[0] and
+                  "(collector %s pid %d)" % (socket.gethostname(), serve1.pid) in lines[0],
+                  "query: connection 1 without an end, held by serve #1: %r" % lines[0])
+            check(lines[1].startswith("connection 2 ") and
+                  "closed by agent, 2 periods" in lines[1], "query: connection 2: %r" % lines[1])
+            check(lines[2].startswith("connection 3 ") and "(no end recorded)" not in lines[2],
+                  "query: connection 3 ended: %r" % lines[2])
+        r = subprocess.run([a.jvmprof, "query", "--store", db, "--connections"],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 2 and r.stderr.count("\n") == 1,
+              "--connections without --jvms is one error line: %r" % r.stderr)
 
         # Without --store, as before: only the connection this serve holds.
         serve4 = start_serve(a.jvmprof, work, None)
