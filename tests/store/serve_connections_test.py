@@ -11,8 +11,9 @@ from the store and ended ("collector stopped", end time unknown, not counted as 
 second live. The agent then closes its connection (its end is written: "closed by agent" with its
 periods), serve #2 stops cleanly, serve #3 starts on the store and the agent reconnects
 (connection=3): all three in order, the second with its recorded end and periods; `jvmprof query
---jvms --connections` lists the three under the JVM. A serve without --store shows only its own
-connection, as before.
+--jvms --connections` lists the three under the JVM. In headless Chromium (when installed) serve
+#3's page lists the stored connections under the JVM and its history table shows them with their
+collectors. A serve without --store shows only its own connection, as before.
 """
 import argparse
 import json
@@ -47,8 +48,11 @@ def wait_until(pred, seconds=60):
     timing assertion)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if pred():
-            return True
+        try:
+            if pred():
+                return True
+        except Exception:  # a page redrawing, a store file being made: not yet
+            pass
         time.sleep(0.05)
     return pred()
 
@@ -131,10 +135,55 @@ def stored_rows(db):
         c.close()
 
 
+def browser_skip_reason():
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "python3-selenium is not installed"
+    if not shutil.which("chromedriver") or not shutil.which("chromium"):
+        return "chromium / chromium-driver are not installed"
+    return None
+
+
+def check_browser(serve, work, screenshots):
+    """Serve #3's page: the JVM's row lists the two stored connections as text under it, and its
+    connection history table shows them before the live one, with their collectors."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvmprof"))
+    from browser_support import rows_of, shot, start_chromium, texts  # noqa: E402
+    driver = start_chromium(work, "1300,900")
+    try:
+        driver.get(serve.url)
+        check(wait_until(lambda: any("3 connections" in t for t in texts(
+            driver, "#profile-list li.jvm .jvm-name")), 60),
+            "the list shows the JVM with 3 connections: %r" % texts(driver, "#profile-list li"))
+        stored = texts(driver, "#profile-list li.jvm ul.connections li.stored")
+        check(len(stored) == 2 and "collector stopped" in stored[0] and
+              "closed by agent" in stored[1],
+              "the two stored connections are listed under the JVM: %r" % stored)
+        driver.execute_script("document.querySelector('#profile-list li.jvm .jvm-name').click()")
+        rows = []
+
+        def three_rows():
+            rows[:] = rows_of(driver, "#connection-history")
+            return len(rows) == 3
+        check(wait_until(three_rows, 60) and rows[0][3] == "collector stopped" and
+              rows[0][2] == "?" and rows[0][8].startswith("earlier: ") and
+              rows[1][3] == "closed by agent" and rows[1][5] == "2" and
+              rows[2][0].startswith("3") and rows[2][3] == "connected" and
+              rows[2][8] == "this serve",
+              "the connection history: stored 1 and 2, then 3 live: %r" % rows)
+        if screenshots:
+            shot(driver, screenshots, "jvmprof-serve-stored-connections.png")
+    finally:
+        driver.quit()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jvmprof", required=True)
+    ap.add_argument("--screenshots", help="where the page's screenshot goes")
     a = ap.parse_args()
+    browser_skip = browser_skip_reason()
     work = tempfile.mkdtemp(prefix="serve-connections-")
     db = os.path.join(work, "profiles.db")
     procs = []
@@ -208,6 +257,10 @@ def main():
                   "the second connection's recorded end: %r" % second)
             check(j["connections"][2]["gapMs"] > 0,
                   "the gap before connection 3 is known from the stored end: %r" % j)
+        if browser_skip is None:
+            check_browser(serve3, work, a.screenshots)
+        else:
+            print("note: the browser part did not run: " + browser_skip)
         agent.close()
         stop_serve(serve3)
 
