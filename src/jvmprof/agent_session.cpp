@@ -191,9 +191,11 @@ void Session::read_loop() {
 }
 
 void Session::report_connection(bool ended) {
-  // published_identity_: the snapshot info() reads has the IDENTITY.
+  // published_identity_: the snapshot info() reads has the IDENTITY. Looked at again only when
+  // a new one arrived, not for every chunk read.
   if (!connection_hook_ || !is_socket_ || published_identity_ == 0) return;
-  if (connection_reported_ && !ended) return;
+  if (!ended && (connection_reported_ || published_identity_ == identity_looked_at_)) return;
+  identity_looked_at_ = published_identity_;
   const JvmIdentity jvm = identity();
   if (jvm.pid == 0) return;
   ConnectionRecord record = ConnectionRecord::from_info(info());
