@@ -140,6 +140,7 @@ class Session {
   PeriodHook period_hook_;
   ConnectionHook connection_hook_;
   bool connection_reported_ = false;   // reader only: the hook was told of the beginning
+  uint64_t identity_looked_at_ = 0;    // reader only: published_identity_ when last looked at
   void report_connection(bool ended);  // reader thread, without mu_
 
   mutable std::mutex mu_;  // guards everything below; held briefly, never while reading
