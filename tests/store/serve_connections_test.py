@@ -76,6 +76,7 @@ def start_serve(jvmprof, work, store):
         proc.kill()
         raise RuntimeError("jvmprof serve did not start: %r" % proc.stderr.read())
     proc.port = port
+    proc.url = url
     proc.base = url.split("/?")[0]
     proc.token = url.split("token=")[1]
     return proc
