@@ -88,6 +88,17 @@
     })[0] || null;
   }
 
+  // A connection from the profile store (to an earlier serve, or another collector sharing the
+  // store): no session here to open, so a row of text only.
+  function storedItem(c) {
+    var li = el('li', 'stored', 'connection ' + c.connection);
+    li.setAttribute('data-connection', c.connection);
+    li.appendChild(el('span', 'state', 'earlier collector' +
+      (c.collector ? ' (' + c.collector + ')' : '') + ', ended (' + c.endCause + ')' +
+      (c.endKnown ? ', ' + bytes(c.bytes) + (c.periods ? ', ' + c.periods + ' periods' : '') : '')));
+    return li;
+  }
+
   // A JVM of several connections (it reconnected): one row for the JVM, its connections under
   // it. A click on the JVM's name opens its connection that is up (commands go there).
   function jvmItem(jvm, byId) {
@@ -103,6 +114,7 @@
     jvm.connections.forEach(function (c) {
       var p = byId[c.session];
       if (p) sub.appendChild(sessionItem(p, 'connection ' + c.connection));
+      else if (c.stored) sub.appendChild(storedItem(c));
     });
     li.appendChild(sub);
     return li;
@@ -145,12 +157,16 @@
     function time(ms) { return ms ? new Date(ms).toISOString().substring(11, 19) : ''; }
     box.appendChild(el('div', 'connections-summary', 'connection history: ' + jvm.connects +
       ' connections, ' + jvm.reconnects + ' reconnects, ' + jvm.drops + ' drops'));
+    // Stored connections (an earlier serve's) say which collector held them; one whose
+    // collector stopped before writing its end has no end time, periods or bytes to show.
     var t = table('connection-history', ['connection', 'connected', 'ended', 'cause', 'gap',
-      'periods', 'dropped events', 'dropped bytes'], jvm.connections.map(function (c) {
+      'periods', 'dropped events', 'dropped bytes', 'collector'], jvm.connections.map(function (c) {
       return [c.connection + (c.session === p.id ? ' (shown)' : ''), time(c.connectedMs),
-        time(c.endedMs), c.endCause || (c.endedMs ? '' : 'connected'),
-        c.gapMs ? (c.gapMs / 1000).toFixed(1) + ' s' : '', c.periods,
-        c.droppedEventsAdded, bytes(c.droppedBytesAdded)];
+        c.endKnown === false ? '?' : time(c.endedMs),
+        c.endCause || (c.endedMs ? '' : 'connected'),
+        c.gapMs ? (c.gapMs / 1000).toFixed(1) + ' s' : '', c.endKnown === false ? '?' : c.periods,
+        c.droppedEventsAdded, bytes(c.droppedBytesAdded),
+        c.stored ? 'earlier' + (c.collector ? ': ' + c.collector : '') : 'this serve'];
     }));
     t.id = 'connection-history';
     t.className += ' small';

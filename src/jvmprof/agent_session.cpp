@@ -158,6 +158,7 @@ void Session::read_loop() {
       continue;
     }
     publish(false);
+    report_connection(false);
   }
   std::string end_error;
   if (parsing && !stopping_) {
@@ -171,19 +172,41 @@ void Session::read_loop() {
   end.stopped = stopping_;
   end.socket = is_socket_;
   end.exit_reports = stream_->profile().sections > sections_at_last_period_;
-  std::lock_guard lock(mu_);
-  ended_ms_ = profiles::wall_clock_ms();
-  end_cause_ = end_cause(end);
-  if (state_ != "error") {
-    state_ = "ended";
-    if (!end_error.empty()) error_ = end_error;
-  }
-  for (Command& c : commands_) {
-    if (c.state == "waiting") {
-      c.state = "no answer";
-      c.detail = "the stream ended first";
+  {
+    std::lock_guard lock(mu_);
+    ended_ms_ = profiles::wall_clock_ms();
+    end_cause_ = end_cause(end);
+    if (state_ != "error") {
+      state_ = "ended";
+      if (!end_error.empty()) error_ = end_error;
+    }
+    for (Command& c : commands_) {
+      if (c.state == "waiting") {
+        c.state = "no answer";
+        c.detail = "the stream ended first";
+      }
     }
   }
+  report_connection(true);
+}
+
+void Session::report_connection(bool ended) {
+  // published_identity_: the snapshot info() reads has the IDENTITY. Looked at again only when
+  // a new one arrived, not for every chunk read.
+  if (!connection_hook_ || !is_socket_ || published_identity_ == 0) return;
+  if (!ended && (connection_reported_ || published_identity_ == identity_looked_at_)) return;
+  identity_looked_at_ = published_identity_;
+  const JvmIdentity jvm = identity();
+  if (jvm.pid == 0) return;
+  ConnectionRecord record = ConnectionRecord::from_info(info());
+  if (!connection_reported_) {
+    connection_reported_ = true;
+    ConnectionRecord begun = record;
+    begun.ended_ms = 0;
+    begun.end_cause.clear();
+    connection_hook_(jvm, begun);
+  }
+  if (ended) connection_hook_(jvm, record);
 }
 
 void Session::on_period(const profiles::PeriodDelta& d) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "jvm_connections.h"
 #include "jvm_identity.h"
 #include "profiles.h"
 
@@ -41,6 +42,11 @@ struct PeriodEntry {
   std::shared_ptr<const profiles::PeriodDelta> rows;
 };
 
+// Called on a connection's reader thread when its JVM has said who it is (IDENTITY; ended_ms 0)
+// and again when the connection ends (how, and the totals at its end) -- twice per connection
+// at most, never for one without an IDENTITY or for a file. A profile store subscribes here.
+using ConnectionHook = std::function<void(const JvmIdentity&, const ConnectionRecord&)>;
+
 class Session {
  public:
   // The latest periods kept per JVM (an hour at period=60, ten minutes at period=10): each
@@ -57,6 +63,7 @@ class Session {
 
   // Called for every period this JVM sends (see PeriodHook); set before start().
   void set_period_hook(PeriodHook hook) { period_hook_ = std::move(hook); }
+  void set_connection_hook(ConnectionHook hook) { connection_hook_ = std::move(hook); }
   void start();
   void stop();  // shuts the socket down and joins the reader
 
@@ -131,6 +138,10 @@ class Session {
   uint64_t sections_at_last_period_ = 0;
 
   PeriodHook period_hook_;
+  ConnectionHook connection_hook_;
+  bool connection_reported_ = false;   // reader only: the hook was told of the beginning
+  uint64_t identity_looked_at_ = 0;    // reader only: published_identity_ when last looked at
+  void report_connection(bool ended);  // reader thread, without mu_
 
   mutable std::mutex mu_;  // guards everything below; held briefly, never while reading
   std::deque<PeriodEntry> periods_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "history_recorder.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 
@@ -9,6 +11,9 @@ namespace jvmprof {
 HistoryRecorder::HistoryRecorder(std::unique_ptr<store::ProfileStore> store,
                                  store::RetentionPolicy policy, int64_t maintenance_interval_ms)
     : store_(std::move(store)), policy_(policy), interval_ms_(maintenance_interval_ms) {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  collector_ = std::string(host) + " pid " + std::to_string(::getpid());
   maintainer_ = std::thread([this] { maintain_loop(); });
 }
 
@@ -25,6 +30,22 @@ HistoryRecorder::~HistoryRecorder() {
 bool HistoryRecorder::record(const store::JvmIdentity& jvm, int64_t start_ms, int64_t end_ms,
                              const profiles::JavaProfile& delta) {
   return store_->append(store::period_from_profile(jvm, start_ms, end_ms, delta));
+}
+
+bool HistoryRecorder::record_connection(const store::JvmIdentity& jvm,
+                                        const ConnectionRecord& record) {
+  store::Connection c;
+  c.jvm = jvm;
+  c.connection = record.connection;
+  c.collector = collector_;
+  c.connected_ms = record.connected_ms;
+  c.ended_ms = record.ended_ms;
+  c.end_cause = record.end_cause;
+  c.dropped_events = record.dropped_events;
+  c.dropped_bytes = record.dropped_bytes;
+  c.bytes = record.bytes;
+  c.periods = record.periods_received;
+  return store_->record_connection(std::move(c));
 }
 
 store::MaintenanceResult HistoryRecorder::last_maintenance(std::string* error) const {

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // serve's profile history: takes each period a JVM sends (its identity, the period's time range,
 // what the period added as a profile) into a profile store, and keeps the store within its
-// retention and downsampling policy. Recording never waits for the database (the store's bounded
-// queue drops whole periods when it is full, counted in stats()).
+// retention and downsampling policy. Each JVM's connections are recorded too, when they begin
+// and when they end (jvm_connections.h), so that a restarted serve shows a JVM's earlier
+// connections. Recording never waits for the database (the store's bounded queue drops whole
+// periods and connection records when it is full, counted in stats()).
 #pragma once
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
+#include "jvm_connections.h"
 #include "profiles.h"
 #include "store.h"
 
@@ -27,6 +31,11 @@ class HistoryRecorder {
   // The hook the receiver calls once per period; false when the period was dropped.
   bool record(const store::JvmIdentity& jvm, int64_t start_ms, int64_t end_ms,
               const profiles::JavaProfile& delta);
+  // The hook the receiver calls when a connection begins (record.ended_ms 0) and ends; false
+  // when the record was dropped.
+  bool record_connection(const store::JvmIdentity& jvm, const ConnectionRecord& record);
+  // Who this serve is in the store's connection rows: "HOST pid PID".
+  const std::string& collector() const { return collector_; }
   store::StoreStats stats() const { return store_->stats(); }
   store::ProfileStore& store() { return *store_; }
   // The last maintenance's result and error ("" when it went well).
@@ -36,6 +45,7 @@ class HistoryRecorder {
   void maintain_loop();
 
   std::unique_ptr<store::ProfileStore> store_;
+  std::string collector_;
   store::RetentionPolicy policy_;
   int64_t interval_ms_;
   mutable std::mutex mu_;

@@ -5,8 +5,32 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
+
+#include "store.h"
 
 namespace jvmprof {
+namespace {
+
+// The session commands go to: the connected one of this serve, else its newest.
+void pick_current(JvmHistory& j) {
+  j.current = 0;
+  for (const auto& c : j.connections)
+    if (!c.stored) j.current = c.session;
+  for (const auto& c : j.connections)
+    if (!c.stored && c.live && c.ended_ms == 0) j.current = c.session;
+}
+
+// The JVM as the store keeps it (serve_command's stored_identity): host, pid and start time.
+store::JvmIdentity stored_jvm(const nlohmann::json& identity) {
+  store::JvmIdentity j;
+  j.host = identity.value("host", std::string());
+  j.pid = identity.value("pid", int64_t{0});
+  j.start_ms = identity.value("startMs", int64_t{0});
+  return j;
+}
+
+}  // namespace
 
 std::string end_cause(const ReadEnd& end) {
   if (end.stopped) return "serve stopped";
@@ -38,6 +62,25 @@ ConnectionRecord ConnectionRecord::from_info(const nlohmann::json& info) {
   return r;
 }
 
+ConnectionRecord ConnectionRecord::from_stored(const store::Connection& c) {
+  ConnectionRecord r;
+  r.stored = true;
+  r.live = true;
+  r.connection = std::max<int64_t>(1, c.connection);
+  r.collector = c.collector;
+  r.connected_ms = c.connected_ms;
+  r.ended_ms = c.ended_ms;
+  r.end_known = c.ended_ms != 0;
+  r.end_cause = r.end_known ? c.end_cause : kCollectorStopped;
+  r.state = "ended";
+  r.bytes = c.bytes;
+  r.dropped_events = c.dropped_events;
+  r.dropped_bytes = c.dropped_bytes;
+  r.periods_received = c.periods;
+  r.latest_periods = nlohmann::json::array();
+  return r;
+}
+
 uint64_t JvmHistory::reconnects() const {
   return connections.empty() ? 0 : connections.size() - 1;
 }
@@ -46,7 +89,7 @@ uint64_t JvmHistory::drops() const {
   uint64_t n = 0;
   for (const auto& c : connections)
     if (c.live && c.ended_ms != 0 && c.end_cause != "agent exited" &&
-        c.end_cause != "serve stopped")
+        c.end_cause != "serve stopped" && c.end_cause != kCollectorStopped)
       ++n;
   return n;
 }
@@ -77,11 +120,19 @@ nlohmann::json JvmHistory::to_json() const {
          {"droppedEventsAdded",
           c.dropped_events > events_before ? c.dropped_events - events_before : 0},
          {"droppedBytesAdded", c.dropped_bytes > bytes_before ? c.dropped_bytes - bytes_before : 0},
-         {"periods", c.periods_received}});
-    if (c.periods_received > 0) with_periods = &c;
+         {"periods", c.periods_received},
+         // From the profile store (an earlier or another collector's), not a session here.
+         {"stored", c.stored},
+         {"collector", c.collector},
+         {"endKnown", c.end_known}});
+    if (c.periods_received > 0 && !c.stored) with_periods = &c;
     before = &c;
   }
-  const ConnectionRecord& newest = connections.back();
+  // Who the JVM is and whether it is up, from this serve's newest connection.
+  const ConnectionRecord* live_newest = &connections.back();
+  for (const auto& c : connections)
+    if (!c.stored) live_newest = &c;
+  const ConnectionRecord& newest = *live_newest;
   return {{"key", key},
           {"identity", newest.identity},
           {"live", newest.live},
@@ -93,7 +144,8 @@ nlohmann::json JvmHistory::to_json() const {
           {"droppedEvents", newest.dropped_events},
           {"droppedBytes", newest.dropped_bytes},
           {"latestPeriods", with_periods ? with_periods->latest_periods : nlohmann::json::array()},
-          {"connections", std::move(list)}};
+          {"connections", std::move(list)},
+          {"storeError", store_error}};
 }
 
 std::vector<JvmHistory> group_connections(std::vector<ConnectionRecord> records) {
@@ -117,11 +169,44 @@ std::vector<JvmHistory> group_connections(std::vector<ConnectionRecord> records)
                      [](const ConnectionRecord& a, const ConnectionRecord& b) {
                        return a.connection < b.connection;
                      });
-    j.current = j.connections.back().session;
-    for (const auto& c : j.connections)
-      if (c.live && c.ended_ms == 0) j.current = c.session;
+    pick_current(j);
   }
   return jvms;
+}
+
+void add_stored_connections(std::vector<JvmHistory>& jvms, store::ProfileStore& profile_store) {
+  for (auto& j : jvms) {
+    const ConnectionRecord* held = nullptr;
+    std::set<int64_t> numbers;
+    for (const auto& c : j.connections) {
+      if (c.stored || !c.live) continue;
+      held = &c;
+      numbers.insert(c.connection);
+    }
+    // Connections 1..N all here (or none with an identity): nothing earlier to read.
+    if (held == nullptr || held->identity.value("pid", int64_t{0}) == 0) continue;
+    if (*numbers.begin() == 1 && *numbers.rbegin() == static_cast<int64_t>(numbers.size()))
+      continue;
+    std::vector<store::Connection> stored;
+    try {
+      stored = profile_store.connections({stored_jvm(held->identity)}, kStoredConnectionsShown);
+    } catch (const store::StoreError& e) {
+      j.store_error = e.what();
+      continue;
+    }
+    std::set<std::pair<int64_t, int64_t>> here;
+    for (const auto& c : j.connections) here.insert({c.connection, c.connected_ms});
+    for (const auto& s : stored)
+      if (!here.count({std::max<int64_t>(1, s.connection), s.connected_ms}))
+        j.connections.push_back(ConnectionRecord::from_stored(s));
+    // The agent's order; at one number, the stored (earlier collector's) one first.
+    std::stable_sort(j.connections.begin(), j.connections.end(),
+                     [](const ConnectionRecord& a, const ConnectionRecord& b) {
+                       if (a.connection != b.connection) return a.connection < b.connection;
+                       return a.stored && !b.stored;
+                     });
+    pick_current(j);
+  }
 }
 
 }  // namespace jvmprof

@@ -23,7 +23,7 @@ void usage(std::FILE* out) {
       out,
       "usage: jvmprof query [--store S] [--from T1] [--to T2] [--match KEY=VALUE]...\n"
       "                     [--measure M] [--diff-from T3 --diff-to T4] -o OUT\n"
-      "       jvmprof query [--store S] --jvms\n\n"
+      "       jvmprof query [--store S] --jvms [--connections]\n\n"
       "Merges every stored period of every matching JVM that starts in [T1, T2) into one\n"
       "profile. OUT's name says its format: .html (flame graph), .collapsed (folded stacks),\n"
       ".pb.gz or .pb (pprof), .json (speedscope); '-' writes collapsed stacks to stdout.\n\n"
@@ -37,7 +37,9 @@ void usage(std::FILE* out) {
       "  --diff-from T3, --diff-to T4\n"
       "                     compare [T1, T2) (after) with [T3, T4) (before): .html gives\n"
       "                     a differential flame graph, .collapsed 'a;b;c BEFORE AFTER'\n"
-      "  --jvms             list the stored JVMs with their labels and time ranges\n");
+      "  --jvms             list the stored JVMs with their labels and time ranges\n"
+      "  --connections      with --jvms: under each JVM its connections to collectors\n"
+      "                     (serve --store; the newest 100), ended or not\n");
 }
 
 std::string rfc3339(int64_t ms) {
@@ -54,8 +56,29 @@ bool ends_with(const std::string& s, std::string_view suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-int list_jvms(store::ProfileStore& s) {
-  for (const auto& j : s.jvms()) {
+// "  connection N  FROM .. TO  CAUSE, P periods, B bytes, D events dropped  (collector C)".
+void print_connection(const store::Connection& c) {
+  const std::string end = c.ended_ms == 0 ? std::string("(no end recorded)") : rfc3339(c.ended_ms);
+  const std::string how = c.ended_ms == 0
+                              ? std::string("not ended, or its collector stopped first")
+                              : c.end_cause + ", " + std::to_string(c.periods) + " periods, " +
+                                    std::to_string(c.bytes) + " bytes, " +
+                                    std::to_string(c.dropped_events) + " events dropped in all";
+  std::printf("  connection %lld  %s .. %s  %s  (collector %s)\n",
+              static_cast<long long>(c.connection), rfc3339(c.connected_ms).c_str(), end.c_str(),
+              how.c_str(), c.collector.c_str());
+}
+
+int list_jvms(store::ProfileStore& s, bool with_connections) {
+  const auto stored = s.jvms();
+  std::vector<store::Connection> connections;
+  if (with_connections) {
+    std::vector<store::JvmIdentity> ids;
+    for (const auto& j : stored) ids.push_back(j.identity);
+    connections = s.connections(ids, 100);
+  }
+  size_t next = 0;  // connections come JVM by JVM, in the order asked
+  for (const auto& j : stored) {
     std::string labels;
     for (const auto& [k, v] : j.identity.labels)
       labels += (labels.empty() ? "" : ",") + k + "=" + v;
@@ -64,6 +87,11 @@ int list_jvms(store::ProfileStore& s) {
                 j.identity.jvm_version.c_str(), rfc3339(j.first_ms).c_str(),
                 rfc3339(j.last_ms).c_str(), static_cast<unsigned long long>(j.periods),
                 labels.empty() ? "" : " ", labels.c_str());
+    for (; next < connections.size() && connections[next].jvm.host == j.identity.host &&
+           connections[next].jvm.pid == j.identity.pid &&
+           connections[next].jvm.start_ms == j.identity.start_ms;
+         ++next)
+      print_connection(connections[next]);
   }
   return 0;
 }
@@ -74,7 +102,7 @@ int run_query(std::span<char* const> args) {
   std::string store_location, out, from = "-1h", to = "now", diff_from, diff_to;
   std::vector<store::LabelMatcher> match;
   profiles::Measure measure = profiles::Measure::kCpuSamples;
-  bool jvms = false;
+  bool jvms = false, with_connections = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
     const bool has_value = i + 1 < args.size();
@@ -83,6 +111,8 @@ int run_query(std::span<char* const> args) {
       return 0;
     } else if (a == "--jvms") {
       jvms = true;
+    } else if (a == "--connections") {
+      with_connections = true;
     } else if (a == "--store" && has_value) {
       store_location = args[++i];
     } else if ((a == "-o" || a == "--output") && has_value) {
@@ -147,6 +177,10 @@ int run_query(std::span<char* const> args) {
   const bool html = ends_with(out, ".html"), collapsed = ends_with(out, ".collapsed") || out == "-";
   const bool pprof = ends_with(out, ".pb.gz") || ends_with(out, ".pb");
   const bool json = ends_with(out, ".json");
+  if (with_connections && !jvms) {
+    std::fprintf(stderr, "jvmprof query: --connections goes with --jvms\n");
+    return 2;
+  }
   if (!jvms && !html && !collapsed && !pprof && !json) {
     std::fprintf(stderr,
                  "jvmprof query: -o OUT must end in .html, .collapsed, .pb.gz, .pb or .json "
@@ -160,7 +194,7 @@ int run_query(std::span<char* const> args) {
   try {
     if (store_location.empty()) store_location = store::default_store_path();
     auto s = store::open_store(store_location);
-    if (jvms) return list_jvms(*s);
+    if (jvms) return list_jvms(*s, with_connections);
     const auto stacks = s->query(q);
     const std::string name = std::string(profiles::measure_name(measure));
     const std::string range = rfc3339(q.from_ms) + " .. " + rfc3339(q.to_ms);

@@ -246,6 +246,10 @@ int run_serve(std::span<char* const> args) {
                                         const profiles::JavaProfile& delta) {
       history->record(stored_identity(jvm), start_ms, end_ms, delta);
     });
+    // And each connection's beginning and end (the JVM's connection history).
+    registry.set_connection_hook([&history](const JvmIdentity& jvm, const ConnectionRecord& c) {
+      history->record_connection(stored_identity(jvm), c);
+    });
   }
   for (const auto& f : files) {
     const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);

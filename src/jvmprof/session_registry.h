@@ -26,6 +26,12 @@ class SessionRegistry {
     std::lock_guard lock(mu_);
     period_hook_ = std::move(hook);
   }
+  // Every session added from now on tells `hook` when its JVM's connection begins and ends (a
+  // profile store keeps the connection history).
+  void set_connection_hook(ConnectionHook hook) {
+    std::lock_guard lock(mu_);
+    connection_hook_ = std::move(hook);
+  }
   // Takes ownership of `fd` (closed if the registry is full); null when full.
   std::shared_ptr<Session> add(std::string name, int fd, bool is_socket, uint64_t size) {
     std::lock_guard lock(mu_);
@@ -35,6 +41,7 @@ class SessionRegistry {
     }
     auto s = std::make_shared<Session>(next_id_++, std::move(name), fd, is_socket, size, limits_);
     s->set_period_hook(period_hook_);
+    s->set_connection_hook(connection_hook_);
     sessions_.push_back(s);
     s->start();
     return s;
@@ -64,6 +71,7 @@ class SessionRegistry {
   std::vector<std::shared_ptr<Session>> sessions_;
   uint32_t next_id_ = 1;
   PeriodHook period_hook_;
+  ConnectionHook connection_hook_;
 };
 
 }  // namespace jvmprof

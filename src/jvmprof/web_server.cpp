@@ -334,8 +334,11 @@ struct WebServer::Impl {
       std::vector<ConnectionRecord> records;
       for (const auto& s : registry.all())
         records.push_back(ConnectionRecord::from_info(s->info()));
+      auto jvms = group_connections(std::move(records));
+      // serve --store: connections to earlier collectors, from the store.
+      if (options.history) add_stored_connections(jvms, *options.history);
       nlohmann::json list = nlohmann::json::array();
-      for (const auto& jvm : group_connections(std::move(records))) list.push_back(jvm.to_json());
+      for (const auto& jvm : jvms) list.push_back(jvm.to_json());
       json_reply(res, list);
     });
     // Who the agent port let in and whom it refused, counted since serve started.

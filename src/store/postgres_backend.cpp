@@ -120,6 +120,80 @@ class PostgresBackend final : public Backend {
     }
   }
 
+  void write_connections(const std::vector<Connection>& batch) override {
+    // The JVM rows first, each its own statement (as for periods), then the batch in one
+    // transaction: a beginning adds its row once; an end updates it (or adds it, its beginning
+    // lost).
+    std::vector<int64_t> jvm_of;
+    for (const Connection& c : batch) jvm_of.push_back(jvm_id(c.jvm));
+    exec("BEGIN");
+    try {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const Connection& c = batch[i];
+        std::vector<std::string> params = {std::to_string(jvm_of[i]),
+                                           std::to_string(c.connection),
+                                           c.collector,
+                                           std::to_string(c.connected_ms),
+                                           std::to_string(c.dropped_events),
+                                           std::to_string(c.dropped_bytes),
+                                           std::to_string(c.bytes),
+                                           std::to_string(c.periods)};
+        if (c.ended_ms == 0) {
+          exec_params(
+              "INSERT INTO connections(jvm_id, connection, collector, connected_ms, "
+              "dropped_events, dropped_bytes, bytes, periods) VALUES($1, $2, $3, $4, $5, $6, $7, "
+              "$8) ON CONFLICT(jvm_id, connection, connected_ms) DO NOTHING",
+              params);
+        } else {
+          params.push_back(std::to_string(c.ended_ms));
+          params.push_back(c.end_cause);
+          exec_params(
+              "INSERT INTO connections(jvm_id, connection, collector, connected_ms, "
+              "dropped_events, dropped_bytes, bytes, periods, ended_ms, end_cause) VALUES($1, "
+              "$2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT(jvm_id, connection, "
+              "connected_ms) DO UPDATE SET ended_ms = excluded.ended_ms, end_cause = "
+              "excluded.end_cause, dropped_events = excluded.dropped_events, dropped_bytes = "
+              "excluded.dropped_bytes, bytes = excluded.bytes, periods = excluded.periods",
+              params);
+        }
+      }
+      exec("COMMIT");
+    } catch (...) {
+      PQexec(conn_, "ROLLBACK");
+      jvm_ids_.clear();
+      throw;
+    }
+  }
+
+  std::vector<Connection> connections(const std::vector<JvmIdentity>& jvms,
+                                      size_t per_jvm) override {
+    std::vector<Connection> out;
+    for (const JvmIdentity& j : jvms) {
+      Result r(query_params(
+          "SELECT * FROM (SELECT c.connection, c.collector, c.connected_ms, COALESCE(c.ended_ms, "
+          "0), COALESCE(c.end_cause, ''), c.dropped_events, c.dropped_bytes, c.bytes, c.periods "
+          "FROM connections c JOIN jvms j ON j.id = c.jvm_id WHERE j.host = $1 AND j.pid = $2 "
+          "AND j.start_ms = $3 ORDER BY c.connection DESC, c.connected_ms DESC LIMIT $4) AS "
+          "newest ORDER BY 1, 3",
+          {j.host, std::to_string(j.pid), std::to_string(j.start_ms), std::to_string(per_jvm)}));
+      for (int i = 0; i < r.rows(); ++i) {
+        Connection c;
+        c.jvm = j;
+        c.connection = r.integer(i, 0);
+        c.collector = r.text(i, 1);
+        c.connected_ms = r.integer(i, 2);
+        c.ended_ms = r.integer(i, 3);
+        c.end_cause = r.text(i, 4);
+        c.dropped_events = static_cast<uint64_t>(r.integer(i, 5));
+        c.dropped_bytes = static_cast<uint64_t>(r.integer(i, 6));
+        c.bytes = static_cast<uint64_t>(r.integer(i, 7));
+        c.periods = static_cast<uint64_t>(r.integer(i, 8));
+        out.push_back(std::move(c));
+      }
+    }
+    return out;
+  }
+
  private:
   void write_once(const std::vector<Period>& batch) {
     // Rows shared between collectors first, each its own statement (outside the transaction).
@@ -328,13 +402,20 @@ class PostgresBackend final : public Backend {
         // The hours that lost periods (every hour before the cut's) are made again from what is
         // left; downsampling merges within an hour, so it keeps the hours' sums.
         if (r.periods_deleted > 0) rebuild_hours_before(hour_ceil(cut_ms));
+        // A connection without an end (its collector stopped first) goes by its beginning.
+        r.connections_deleted +=
+            affected("DELETE FROM connections WHERE COALESCE(ended_ms, connected_ms) < " + cut);
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
       // Stacks and frames are kept: another collector may be about to refer to them.
-      if (r.periods_deleted > 0 || r.periods_merged > 0) {
-        exec("DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods)");
-        exec("DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods)");
+      if (r.periods_deleted > 0 || r.periods_merged > 0 || r.connections_deleted > 0) {
+        exec(
+            "DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods) AND jvm_id NOT "
+            "IN (SELECT jvm_id FROM connections)");
+        exec(
+            "DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods) AND id NOT IN (SELECT "
+            "jvm_id FROM connections)");
       }
       exec("COMMIT");
     } catch (...) {

@@ -7,7 +7,7 @@
 
 namespace store {
 
-inline constexpr int kPostgresSchemaVersion = 4;
+inline constexpr int kPostgresSchemaVersion = 5;
 
 inline constexpr std::string_view kPostgresSchemaV1 = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,6 +52,15 @@ CREATE TABLE period_samples(period_start BIGINT NOT NULL, period_id BIGINT NOT N
 CREATE TABLE hour_samples(hour_ms BIGINT NOT NULL, jvm_id BIGINT NOT NULL,
   measure SMALLINT NOT NULL, total BIGINT NOT NULL, samples BYTEA NOT NULL,
   PRIMARY KEY(hour_ms, jvm_id, measure)) PARTITION BY RANGE (hour_ms);
+)sql",
+    // 4 -> 5: every connection of a JVM's agent to a collector (see the SQLite schema); few
+    // rows (two writes per connection), so not partitioned.
+    R"sql(
+CREATE TABLE connections(id BIGSERIAL PRIMARY KEY, jvm_id BIGINT NOT NULL,
+  connection BIGINT NOT NULL, collector TEXT NOT NULL, connected_ms BIGINT NOT NULL,
+  ended_ms BIGINT, end_cause TEXT, dropped_events BIGINT NOT NULL, dropped_bytes BIGINT NOT NULL,
+  bytes BIGINT NOT NULL, periods BIGINT NOT NULL, UNIQUE(jvm_id, connection, connected_ms));
+UPDATE meta SET value = '5' WHERE key = 'schema_version';
 )sql",
 };
 

@@ -51,6 +51,18 @@ class QueuedStore final : public ProfileStore {
     run_task([](Backend&) {});
   }
 
+  bool record_connection(Connection connection) override {
+    std::lock_guard lock(mu_);
+    if (queued_periods_ >= options_.queue_periods) {
+      ++stats_.connections_dropped;
+      return false;
+    }
+    queue_.emplace_back(std::move(connection));
+    ++queued_periods_;
+    wake_.notify_all();
+    return true;
+  }
+
   StoreStats stats() const override {
     std::lock_guard lock(mu_);
     StoreStats s = stats_;
@@ -65,6 +77,11 @@ class QueuedStore final : public ProfileStore {
   std::vector<StoredJvm> jvms() override {
     std::lock_guard lock(reader_mu_);
     return reader_db_->jvms();
+  }
+  std::vector<Connection> connections(const std::vector<JvmIdentity>& jvms,
+                                      size_t per_jvm) override {
+    std::lock_guard lock(reader_mu_);
+    return reader_db_->connections(jvms, per_jvm);
   }
   std::map<std::string, std::vector<std::string>> labels() override {
     std::lock_guard lock(reader_mu_);
@@ -126,6 +143,10 @@ class QueuedStore final : public ProfileStore {
         lock.lock();
         continue;
       }
+      if (std::holds_alternative<Connection>(queue_.front())) {
+        write_connections(lock);
+        continue;
+      }
       std::vector<Period> batch;
       while (!queue_.empty() && batch.size() < options_.batch_periods &&
              std::holds_alternative<Period>(queue_.front())) {
@@ -150,12 +171,35 @@ class QueuedStore final : public ProfileStore {
     }
   }
 
+  // The connection records at the queue's front, up to batch_periods, in one transaction.
+  void write_connections(std::unique_lock<std::mutex>& lock) {
+    std::vector<Connection> batch;
+    while (!queue_.empty() && batch.size() < options_.batch_periods &&
+           std::holds_alternative<Connection>(queue_.front())) {
+      batch.push_back(std::move(std::get<Connection>(queue_.front())));
+      queue_.pop_front();
+    }
+    lock.unlock();
+    std::string error;
+    try {
+      writer_db_->write_connections(batch);
+    } catch (const StoreError& e) {
+      error = e.what();
+    }
+    lock.lock();
+    queued_periods_ -= batch.size();
+    if (!error.empty()) {
+      stats_.connections_failed += batch.size();
+      stats_.last_error = error;
+    }
+  }
+
   StoreOptions options_;
   std::unique_ptr<Backend> writer_db_, reader_db_;
   mutable std::mutex mu_;
   std::condition_variable wake_, done_;
-  std::deque<std::variant<Period, Task>> queue_;
-  size_t queued_periods_ = 0;
+  std::deque<std::variant<Period, Task, Connection>> queue_;
+  size_t queued_periods_ = 0;  // periods and connection records
   bool stopping_ = false;
   StoreStats stats_;
   std::mutex reader_mu_;

@@ -155,6 +155,74 @@ class SqliteBackend final : public Backend {
     }
   }
 
+  void write_connections(const std::vector<Connection>& batch) override {
+    exec("BEGIN IMMEDIATE");
+    try {
+      // A beginning adds the row once; an end updates it (or adds it, its beginning lost).
+      Statement begun(db_,
+                      "INSERT INTO connections(jvm_id, connection, collector, connected_ms, "
+                      "ended_ms, end_cause, dropped_events, dropped_bytes, bytes, periods) "
+                      "VALUES(?1, ?2, ?3, ?4, NULL, NULL, ?5, ?6, ?7, ?8) ON CONFLICT(jvm_id, "
+                      "connection, connected_ms) DO NOTHING",
+                      where("write connections"));
+      Statement ended(db_,
+                      "INSERT INTO connections(jvm_id, connection, collector, connected_ms, "
+                      "ended_ms, end_cause, dropped_events, dropped_bytes, bytes, periods) "
+                      "VALUES(?1, ?2, ?3, ?4, ?9, ?10, ?5, ?6, ?7, ?8) ON CONFLICT(jvm_id, "
+                      "connection, connected_ms) DO UPDATE SET ended_ms = excluded.ended_ms, "
+                      "end_cause = excluded.end_cause, dropped_events = excluded.dropped_events, "
+                      "dropped_bytes = excluded.dropped_bytes, bytes = excluded.bytes, periods = "
+                      "excluded.periods",
+                      where("write connections"));
+      for (const Connection& c : batch) {
+        Statement& st = c.ended_ms == 0 ? begun : ended;
+        st.bind(1, jvm_id(c.jvm)).bind(2, c.connection).bind(3, c.collector);
+        st.bind(4, c.connected_ms).bind(5, static_cast<int64_t>(c.dropped_events));
+        st.bind(6, static_cast<int64_t>(c.dropped_bytes)).bind(7, static_cast<int64_t>(c.bytes));
+        st.bind(8, static_cast<int64_t>(c.periods));
+        if (c.ended_ms != 0) st.bind(9, c.ended_ms).bind(10, c.end_cause);
+        st.run();
+      }
+      exec("COMMIT");
+    } catch (...) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      jvm_ids_.clear();
+      throw;
+    }
+  }
+
+  std::vector<Connection> connections(const std::vector<JvmIdentity>& jvms,
+                                      size_t per_jvm) override {
+    Statement st(db_,
+                 "SELECT * FROM (SELECT c.connection, c.collector, c.connected_ms, "
+                 "COALESCE(c.ended_ms, 0), COALESCE(c.end_cause, ''), c.dropped_events, "
+                 "c.dropped_bytes, c.bytes, c.periods FROM connections c JOIN jvms j ON j.id = "
+                 "c.jvm_id WHERE j.host = ?1 AND j.pid = ?2 AND j.start_ms = ?3 ORDER BY "
+                 "c.connection DESC, c.connected_ms DESC LIMIT ?4) ORDER BY 1, 3",
+                 where("read connections"));
+    std::vector<Connection> out;
+    for (const JvmIdentity& j : jvms) {
+      st.bind(1, j.host).bind(2, j.pid).bind(3, j.start_ms);
+      st.bind(4, static_cast<int64_t>(per_jvm));
+      while (st.step()) {
+        Connection c;
+        c.jvm = j;
+        c.connection = st.integer(0);
+        c.collector = st.text(1);
+        c.connected_ms = st.integer(2);
+        c.ended_ms = st.integer(3);
+        c.end_cause = st.text(4);
+        c.dropped_events = static_cast<uint64_t>(st.integer(5));
+        c.dropped_bytes = static_cast<uint64_t>(st.integer(6));
+        c.bytes = static_cast<uint64_t>(st.integer(7));
+        c.periods = static_cast<uint64_t>(st.integer(8));
+        out.push_back(std::move(c));
+      }
+      st.reset();
+    }
+    return out;
+  }
+
   std::vector<profiles::Stack> query(const Query& q) override {
     // The blobs are decoded and added up here: SQLite cannot look inside them. The whole hours
     // of the range come from hour_samples (one blob per JVM-hour), the ends from the periods.
@@ -281,6 +349,12 @@ class SqliteBackend final : public Backend {
         // left. Downsampling below needs nothing: it merges within an hour, so hours keep their
         // sums.
         if (r.periods_deleted > 0) rebuild_hours_before(hour_ceil(cut));
+        // A connection without an end (its collector stopped first) goes by its beginning.
+        Statement del_connections(
+            db_, "DELETE FROM connections WHERE COALESCE(ended_ms, connected_ms) < ?1",
+            where("retention"));
+        del_connections.bind(1, cut).run();
+        r.connections_deleted += static_cast<uint64_t>(sqlite3_changes(db_));
       }
       r.periods_merged += downsample(60'000, now_ms - policy.minute_after_ms);
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
@@ -288,9 +362,13 @@ class SqliteBackend final : public Backend {
       // every stack), and finding them reads every blob, so only then. Frames stay: they are
       // few and small.
       if (r.periods_deleted > 0) delete_unreferenced_stacks();
-      if (r.periods_deleted > 0 || r.periods_merged > 0) {
-        exec("DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods)");
-        exec("DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods)");
+      if (r.periods_deleted > 0 || r.periods_merged > 0 || r.connections_deleted > 0) {
+        exec(
+            "DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods) AND jvm_id NOT "
+            "IN (SELECT jvm_id FROM connections)");
+        exec(
+            "DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods) AND id NOT IN (SELECT "
+            "jvm_id FROM connections)");
       }
       exec("COMMIT");
     } catch (...) {

@@ -7,7 +7,7 @@
 
 namespace store {
 
-inline constexpr int kSqliteSchemaVersion = 4;
+inline constexpr int kSqliteSchemaVersion = 5;
 
 // Version 1: JVMs with their labels as a JSON object, frames and stacks stored once, periods and
 // their samples.
@@ -53,6 +53,15 @@ CREATE TABLE period_samples(period_id INTEGER NOT NULL, measure INTEGER NOT NULL
 CREATE TABLE hour_samples(hour_ms INTEGER NOT NULL, jvm_id INTEGER NOT NULL,
   measure INTEGER NOT NULL, total INTEGER NOT NULL, samples BLOB NOT NULL,
   PRIMARY KEY(hour_ms, jvm_id, measure)) WITHOUT ROWID;
+)sql",
+    // 4 -> 5: every connection of a JVM's agent to a collector, so that a restarted collector
+    // shows a JVM's earlier connections. ended_ms NULL: no end recorded.
+    R"sql(
+CREATE TABLE connections(id INTEGER PRIMARY KEY, jvm_id INTEGER NOT NULL REFERENCES jvms(id),
+  connection INTEGER NOT NULL, collector TEXT NOT NULL, connected_ms INTEGER NOT NULL,
+  ended_ms INTEGER, end_cause TEXT, dropped_events INTEGER NOT NULL, dropped_bytes INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, periods INTEGER NOT NULL, UNIQUE(jvm_id, connection, connected_ms));
+UPDATE meta SET value = '5' WHERE key = 'schema_version';
 )sql",
 };
 

@@ -92,8 +92,24 @@ struct RetentionPolicy {
 };
 
 struct MaintenanceResult {
-  uint64_t periods_merged = 0;   // raw or minute periods folded into coarser buckets
-  uint64_t periods_deleted = 0;  // past retention
+  uint64_t periods_merged = 0;       // raw or minute periods folded into coarser buckets
+  uint64_t periods_deleted = 0;      // past retention
+  uint64_t connections_deleted = 0;  // connections that ended (or began, without an end) before
+                                     // the retention's cut
+};
+
+// One connection of a JVM's agent to a collector (jvmprof serve), kept so that a restarted
+// collector can show the JVM's earlier connections. Written when it begins and again when it
+// ends, never per period.
+struct Connection {
+  JvmIdentity jvm;
+  int64_t connection = 1;  // the agent's connection=N (1: its first)
+  std::string collector;   // which collector held it ("host pid N")
+  int64_t connected_ms = 0;
+  int64_t ended_ms = 0;  // 0: no end recorded (still up, or its collector stopped first)
+  std::string end_cause;
+  uint64_t dropped_events = 0, dropped_bytes = 0;  // the agent's DROPPED totals at its end
+  uint64_t bytes = 0, periods = 0;                 // received on it
 };
 
 struct StoreStats {
@@ -102,6 +118,8 @@ struct StoreStats {
   uint64_t dropped = 0;  // whole periods dropped because the queue was full
   uint64_t failed = 0;   // periods whose transaction failed (the error is last_error)
   size_t queued = 0;
+  uint64_t connections_dropped = 0;  // connection records dropped because the queue was full
+  uint64_t connections_failed = 0;   // connection records whose transaction failed
   std::string last_error;
 };
 
@@ -121,10 +139,19 @@ class ProfileStore {
   // Waits until every period queued before the call is committed (or failed).
   virtual void flush() = 0;
   virtual StoreStats stats() const = 0;
+  // Queues a connection's record: with ended_ms 0 it is added (once: the same JVM, connection
+  // and connected_ms again changes nothing), with an end it is updated (or added, when its
+  // beginning was never written). Written in order with the periods, sharing their queue's
+  // bound; false when the queue is full (counted).
+  virtual bool record_connection(Connection connection) = 0;
 
   // The query's matching periods merged: one stack per distinct frame list, weights summed.
   virtual std::vector<profiles::Stack> query(const Query& q) = 0;
   virtual std::vector<StoredJvm> jvms() = 0;
+  // The committed connections of each JVM (host, pid, start_ms), at most `per_jvm` of each
+  // (its newest), each JVM's in the agent's order (connection, then connected_ms).
+  virtual std::vector<Connection> connections(const std::vector<JvmIdentity>& jvms,
+                                              size_t per_jvm) = 0;
   // Label keys and their values, over every stored JVM.
   virtual std::map<std::string, std::vector<std::string>> labels() = 0;
   virtual std::vector<TimelinePoint> timeline(const Query& q, int64_t bucket_ms,

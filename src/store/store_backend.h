@@ -18,6 +18,11 @@ class Backend {
   virtual ~Backend() = default;
   // Commits every period of the batch in one transaction, or none of them. Throws StoreError.
   virtual void write(const std::vector<Period>& batch) = 0;
+  // Adds or updates (by JVM, connection, connected_ms) every connection of the batch in one
+  // transaction, or none of them (ProfileStore::record_connection). Throws StoreError.
+  virtual void write_connections(const std::vector<Connection>& batch) = 0;
+  virtual std::vector<Connection> connections(const std::vector<JvmIdentity>& jvms,
+                                              size_t per_jvm) = 0;
   virtual std::vector<profiles::Stack> query(const Query& q) = 0;
   virtual std::vector<StoredJvm> jvms() = 0;
   virtual std::map<std::string, std::vector<std::string>> labels() = 0;

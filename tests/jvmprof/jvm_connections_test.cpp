@@ -2,7 +2,8 @@
 // Each JVM's connection history (jvm_connections.h): why a connection ended, told from how the
 // reader's stream ended, and one JVM's connections grouped under it — over real TCP connections
 // into a SessionRegistry (an agent's reset, a reconnect that says connection=2 and reports what
-// it dropped, an exit after the cumulative reports) and on records alone.
+// it dropped, an exit after the cumulative reports) and on records alone; with a profile store,
+// the connections an earlier serve recorded come before the live ones.
 #include "jvm_connections.h"
 
 #include <arpa/inet.h>
@@ -13,10 +14,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "session_registry.h"
+#include "store.h"
 
 namespace {
 
@@ -219,6 +223,99 @@ TEST(JvmConnections, AgentOrderAndUnidentifiedConnections) {
   EXPECT_EQ(json["connections"][2]["droppedEventsAdded"], 10);
   EXPECT_EQ(jvms[1].key, "JVM at 127.0.0.1:5");
   EXPECT_EQ(jvms[1].connections[0].connection, 1);
+}
+
+// A connection tells the registry's hook when it begins (once its IDENTITY is read) and when it
+// ends; a JVM's connections recorded by an earlier serve (in a profile store) come before its
+// live one, the one whose collector died before its end was written shown as ended by that.
+TEST(JvmConnections, HookToldOfBeginningAndEndAndStoredConnectionsComeFirst) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "jvm_connections_test.XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  auto history = store::open_store(dir + "/p.db");
+  const store::JvmIdentity jvm{"web-3", 4711, "app.Main", "17.0.9", 1000, {}};
+  store::Connection earlier;
+  earlier.jvm = jvm;
+  earlier.connection = 1;
+  earlier.collector = "old-host pid 1";
+  earlier.connected_ms = 500;
+  ASSERT_TRUE(history->record_connection(earlier));  // no end: its serve was killed
+  history->flush();
+
+  jvmprof::SessionRegistry registry(jvmprof::SessionLimits{});
+  std::mutex mu;
+  std::vector<std::pair<jvmprof::JvmIdentity, ConnectionRecord>> events;
+  registry.set_connection_hook([&](const jvmprof::JvmIdentity& id, const ConnectionRecord& c) {
+    std::lock_guard lock(mu);
+    events.emplace_back(id, c);
+  });
+  auto told = [&](size_t n) {
+    return Eventually([&] {
+      std::lock_guard lock(mu);
+      return events.size() == n;
+    });
+  };
+  // One that never says who it is: never told.
+  Link anonymous(registry);
+  anonymous.Send(kHeader);
+  Link second(registry);
+  second.Send(kHeader + Identity(4711, 2) + Period(3, 5));
+  ASSERT_TRUE(second.Periods(1));
+  ASSERT_TRUE(told(1));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(events[0].first.pid, 4711);
+    EXPECT_EQ(events[0].first.start_ms, 1000);
+    EXPECT_EQ(events[0].second.connection, 2);
+    EXPECT_EQ(events[0].second.ended_ms, 0);
+    EXPECT_EQ(events[0].second.session, second.session()->id());
+    EXPECT_GT(events[0].second.connected_ms, 0);
+  }
+
+  auto jvms = History(registry);
+  jvmprof::add_stored_connections(jvms, *history);
+  const jvmprof::JvmHistory* mine = nullptr;
+  for (const auto& j : jvms)
+    if (j.key == "web-3/4711/1000") mine = &j;
+  ASSERT_NE(mine, nullptr);
+  ASSERT_EQ(mine->connections.size(), 2u);
+  EXPECT_TRUE(mine->connections[0].stored);
+  EXPECT_EQ(mine->connections[0].connection, 1);
+  EXPECT_EQ(mine->connections[0].session, 0u);
+  EXPECT_EQ(mine->connections[0].end_cause, jvmprof::kCollectorStopped);
+  EXPECT_FALSE(mine->connections[0].end_known);
+  EXPECT_EQ(mine->connections[0].collector, "old-host pid 1");
+  EXPECT_FALSE(mine->connections[1].stored);
+  EXPECT_EQ(mine->connections[1].session, second.session()->id());
+  EXPECT_EQ(mine->current, second.session()->id());
+  auto json = mine->to_json();
+  EXPECT_EQ(json["connects"], 2);
+  EXPECT_EQ(json["drops"], 0);  // a collector that stopped is not a cut link
+  EXPECT_EQ(json["connected"], true);
+  EXPECT_EQ(json["identity"]["pid"], 4711);
+  EXPECT_EQ(json["connections"][0]["stored"], true);
+  EXPECT_EQ(json["connections"][0]["endKnown"], false);
+
+  // Its end: told once more, with how it ended and what it received.
+  second.Close();
+  ASSERT_TRUE(second.Ended());
+  ASSERT_TRUE(told(2));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(events[1].second.end_cause, "closed by agent");
+    EXPECT_GT(events[1].second.ended_ms, 0);
+    EXPECT_EQ(events[1].second.periods_received, 1u);
+    EXPECT_EQ(events[1].second.connected_ms, events[0].second.connected_ms);
+  }
+  anonymous.Close();
+  ASSERT_TRUE(anonymous.Ended());
+  registry.stop_all();
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(events.size(), 2u);  // nothing for the anonymous one
+  }
+  history.reset();
+  fs::remove_all(dir);
 }
 
 }  // namespace

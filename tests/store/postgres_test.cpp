@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "connection_checks.h"
 #include "postgres_schema.h"
 #include "store.h"
 
@@ -221,6 +222,18 @@ int64_t scalar(const std::string& db, const std::string& text) {
   return v;
 }
 
+// Each JVM's connections: recorded at their beginning and end, read back by a store opened
+// again (another collector's connection, or a restarted one), bounded by retention
+// (connection_checks.h).
+TEST(PostgresStore, ConnectionsAreRecordedEndedReadBackAfterReopeningAndExpire) {
+  REQUIRE_SERVER();
+  const std::string uri = database("connections");
+  connection_checks::check_connection_history(
+      [&] { return store::open_store(uri); },
+      [&](const std::string& t) { return scalar("connections", "SELECT COUNT(*) FROM " + t); },
+      kNow);
+}
+
 int64_t partitions(const std::string& db, const std::string& table) {
   return scalar(db, "SELECT COUNT(*) FROM pg_inherits WHERE inhparent = '" + table + "'::regclass");
 }
@@ -380,6 +393,14 @@ TEST(PostgresStore, MigratesAFirstVersionStore) {
   EXPECT_EQ(s->stats().committed, 1u) << s->stats().last_error;
   EXPECT_EQ(folded(s->query(q))["main;hot"], 40u);
   EXPECT_EQ(folded(s->query(q))["main;h3.hot"], 10u);
+  // The migrated store keeps connections (schema 5) of a JVM it had before.
+  const store::JvmIdentity h1{"h1", 7, "demo.App", "17", 5, {}};
+  s->record_connection(
+      connection_checks::ended(connection_checks::begun(h1, 2, "c", 6000), 7000, "reset", 0, 1));
+  s->flush();
+  EXPECT_EQ(s->stats().connections_failed, 0u) << s->stats().last_error;
+  ASSERT_EQ(s->connections({h1}, 10).size(), 1u);
+  EXPECT_EQ(s->connections({h1}, 10)[0].end_cause, "reset");
 }
 
 TEST(PostgresStore, MigratesASecondVersionStoreToSampleBlobs) {

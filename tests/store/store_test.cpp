@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "connection_checks.h"
 #include "sqlite_schema.h"
 
 namespace {
@@ -236,6 +237,16 @@ TEST(Store, SameAnswerAfterReopening) {
   auto s = store::open_store(path);
   EXPECT_EQ(folded(s->query(range(kNow - kHour, kNow))), before);
   EXPECT_FALSE(before.empty());
+}
+
+// Each JVM's connections: recorded at their beginning and end, read back by a store opened
+// again, bounded by retention (connection_checks.h).
+TEST(Store, ConnectionsAreRecordedEndedReadBackAfterReopeningAndExpire) {
+  TempDir dir;
+  const std::string path = dir.file("p.db");
+  connection_checks::check_connection_history(
+      [&] { return store::open_store(path); },
+      [&](const std::string& t) { return count_rows(path, t); }, kNow);
 }
 
 TEST(Store, StoresEachStackAndFrameOnce) {
@@ -484,6 +495,14 @@ TEST(Store, MigratesAFirstVersionStore) {
   s->flush();
   EXPECT_EQ(folded(s->query(q))["main;hot"], 40u);
   EXPECT_EQ(folded(s->query(q))["main;work;hot"], 10u);
+  // The migrated store keeps connections (schema 5) of a JVM it had before.
+  const store::JvmIdentity h1{"h1", 7, "demo.App", "17", 5, {}};
+  s->record_connection(
+      connection_checks::ended(connection_checks::begun(h1, 2, "c", 6000), 7000, "reset", 0, 1));
+  s->flush();
+  ASSERT_EQ(s->connections({h1}, 10).size(), 1u);
+  EXPECT_EQ(s->connections({h1}, 10)[0].end_cause, "reset");
+  EXPECT_EQ(count_rows(path, "jvms"), 3);
 }
 
 TEST(Store, MigratesASecondVersionStoreToSampleBlobs) {
