@@ -284,7 +284,9 @@ def main():
             # K periods recorded (a bound against hanging, not a timing check), then the program
             # is told to end (its standard input closes): HPROF sends its last period and its
             # exit reports and closes the connection.
-            recorder.enough.wait(timeout=240)
+            for _ in range(240):
+                if recorder.enough.wait(timeout=1) or rec_jvm.poll() is not None:
+                    break
             out, err = rec_jvm.communicate(input="", timeout=180)
             recorder.ended.wait(timeout=60)
             check(rec_jvm.returncode == 0 and "PERIODIC rounds=" in out,
