@@ -16,6 +16,11 @@ sent. Prints one row per N:
   backlog             the largest number of bytes fleet_agents had queued for one connection
                       because serve was not reading (0: serve always kept up)
 
+With --replay FILE the agents replay a stream recorded from a real HPROF agent (format=a, net=,
+period=; fleet_agents --help) instead of synthetic content: one recorded period per --period
+seconds, so FILE needs as many periods as the run sends (about (window + 2 x period) / period
+plus the time the agents take to connect); --samples-per-second and --threads do not apply.
+
 A row "keeps up" when received == sent and cores < 1. On a shared machine the CPU seconds are
 serve's own (not wall time), so other load shows up only as cache and scheduling noise: the
 --repeat rows measure that noise (an A/A pair of the same N)."""
@@ -49,6 +54,12 @@ def agent_list(text):
     if not values or min(values) < 1:
         raise argparse.ArgumentTypeError("agent counts must be at least 1: %r" % text)
     return values
+
+
+def recording(path):
+    if not os.path.isfile(path):
+        raise argparse.ArgumentTypeError("no such file: %r" % path)
+    return path
 
 
 def cpu_seconds(pid):
@@ -111,10 +122,12 @@ class Serve:
 def measure(args, agents):
     with tempfile.TemporaryDirectory(prefix="jvmprof-fleet-bench-") as work:
         serve = Serve(args.jvmprof, agents + 16, work)
+        content = (["--replay", args.replay] if args.replay else
+                   ["--samples", str(args.samples_per_second * args.period), "--threads",
+                    str(args.threads)])
         sim = subprocess.Popen(
             [args.fleet_agents, "--port", str(serve.port), "--agents", str(agents),
-             "--period-ms", str(args.period * 1000), "--samples",
-             str(args.samples_per_second * args.period), "--threads", str(args.threads)],
+             "--period-ms", str(args.period * 1000)] + content,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             # Every agent connected and its hello read, then one whole period so that every
@@ -130,13 +143,17 @@ def measure(args, agents):
             time.sleep(args.window)
             cpu1, sim1, t1 = cpu_seconds(serve.proc.pid), cpu_seconds(sim.pid), time.time()
             rss = rss_kib(serve.proc.pid)
+            if sim.poll() is not None:  # e.g. a replay whose recording ran out of periods
+                raise RuntimeError("fleet_agents ended during the window (exit code %s; its "
+                                   "message is above)" % sim.returncode)
             # Stop the periods; fleet_agents writes what it has queued, then says what it sent.
             sim.stdin.write("stop\n")
             sim.stdin.flush()
             line = sim.stdout.readline()
             m = re.match(r"SENT agents=\d+ periods=(\d+) bytes=(\d+) max_backlog=(\d+)", line)
             if not m:
-                raise RuntimeError("fleet_agents: %r" % line)
+                raise RuntimeError("fleet_agents: %r (exit code %s; its message is above)" %
+                                   (line, sim.poll()))
             sent, backlog = int(m.group(1)), int(m.group(3))
             # serve reads what is on its way: wait until its count stops growing.
             received, last, still = 0, -1, 0
@@ -178,6 +195,8 @@ def main():
                     help="CPU samples per second per agent (default 100)")
     ap.add_argument("--threads", type=positive_int, default=200,
                     help="threads per agent (default 200)")
+    ap.add_argument("--replay", type=recording, metavar="FILE",
+                    help="replay this recorded HPROF stream instead of synthetic content")
     ap.add_argument("--repeat", type=positive_int, default=1,
                     help="run the ramp this many times, interleaved (default 1; 2 gives A/A)")
     args = ap.parse_args()
@@ -190,8 +209,9 @@ def main():
 
     cols = ["agents", "window_s", "serve_cpu_s", "cores", "cpu_s_per_jvm_hour", "per_core",
             "sent", "received", "backlog", "rss_mib", "rss_per_jvm_kib", "sim_cpu_s"]
-    print("# period=%ds, %d samples/s, %d threads per agent; %s" %
-          (args.period, args.samples_per_second, args.threads, time.strftime("%Y-%m-%d %H:%M")))
+    content = ("replaying %s" % args.replay if args.replay else
+               "%d samples/s, %d threads per agent" % (args.samples_per_second, args.threads))
+    print("# period=%ds, %s; %s" % (args.period, content, time.strftime("%Y-%m-%d %H:%M")))
     print("\t".join(cols + ["keeps_up"]))
     for _ in range(args.repeat):
         for n in args.agents:

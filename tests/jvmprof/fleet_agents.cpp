@@ -5,6 +5,11 @@
 // of its own so that a collector that mixes agents up can be caught:
 //   agent i (0-based) has pid FIRST_PID+i, main class sim.Agent<i>, labels fleet=sim;agent=<i>,
 //   frames sim.Agent<i>.*, and its period seq s has CPU SAMPLES total = SAMPLES + i + s.
+// With --replay FILE each agent instead replays a stream a real HPROF agent sent (recorded byte
+// for byte; fleet_recording.h): the recording's hello with the identity above (pid, host, main,
+// labels, and start= the replay's clock; vm= and connection= as recorded), then the recording's
+// periods in order, each with start= and end= on the replay's clock. It never makes up a period:
+// when the recording has fewer than an agent is to send, that is an error.
 // One thread and poll(): a connection that is not being read keeps its bytes queued here (the
 // largest backlog is reported) and holds up no other. Standard input steers the end: a line
 // (or, with --periods K, the K-th period of every agent) stops the periods; once everything is
@@ -27,6 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include "fleet_recording.h"
+
 namespace {
 
 struct Options {
@@ -40,18 +47,25 @@ struct Options {
   long depth = 12;
   long rows = 150;  // traces sampled per period
   long first_pid = 100000;
+  std::string replay;  // a recorded stream to replay instead of the synthetic content
 };
 
 void usage(std::FILE* out) {
   std::fprintf(out,
                "usage: fleet_agents --port P --agents N [--periods K] [--period-ms MS]\n"
                "                    [--samples S] [--threads T] [--traces R] [--depth D]\n"
-               "                    [--rows W] [--first-pid PID]\n\n"
+               "                    [--rows W] [--first-pid PID]\n"
+               "       fleet_agents --replay FILE --port P --agents N [--periods K]\n"
+               "                    [--period-ms MS] [--first-pid PID]\n\n"
                "N simulated HPROF agents (format=a, net=, period=) over TCP to 127.0.0.1:P.\n"
                "Each sends a period every MS ms (default 10000; agents staggered over it) with S\n"
                "CPU samples (default 1000) over W of its R traces (default 150 of 200, depth 12)\n"
                "and T threads (default 200). Stops after K periods each, or at a line on\n"
-               "standard input; prints SENT ... and closes when standard input ends.\n");
+               "standard input; prints SENT ... and closes when standard input ends.\n"
+               "With --replay, each agent sends FILE's recorded stream (HPROF format=a, net=,\n"
+               "period=) under an identity of its own: the hello, then one recorded period per\n"
+               "MS ms; a recording with fewer periods than K (or than sent before the line on\n"
+               "standard input) is an error.\n");
 }
 
 bool parse_long(const char* s, long lo, long hi, long& out) {
@@ -115,7 +129,14 @@ struct Agent {
   size_t sent_at = 0;
   long next_seq = 1;
   int64_t due_ms = 0;
+  int64_t period_start_wall = 0;  // replay: where the next period starts (the last one's end)
 };
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -158,12 +179,19 @@ bool flush(Agent& a, uint64_t& bytes) {
 
 int main(int argc, char** argv) {
   Options o;
+  bool synthetic_options = false;  // options that shape synthetic content, not a replay
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;
     }
+    if (a == "--replay" && k + 1 < argc && argv[k + 1][0] != '\0') {
+      o.replay = argv[++k];
+      continue;
+    }
+    synthetic_options = synthetic_options || a == "--samples" || a == "--threads" ||
+                        a == "--traces" || a == "--depth" || a == "--rows";
     long* target = a == "--agents"      ? &o.agents
                    : a == "--periods"   ? &o.periods
                    : a == "--period-ms" ? &o.period_ms
@@ -190,6 +218,28 @@ int main(int argc, char** argv) {
                  "--depth and --rows are needed (see --help)\n");
     return 2;
   }
+  fleet::Recording recording;
+  const bool replay = !o.replay.empty();
+  if (replay) {
+    std::string why;
+    if (synthetic_options) {
+      std::fprintf(stderr,
+                   "fleet_agents: --samples, --threads, --traces, --depth and --rows shape "
+                   "synthetic content; a replay sends the recording's\n");
+      return 2;
+    }
+    if (!fleet::read_recording(o.replay, recording, why)) {
+      std::fprintf(stderr, "fleet_agents: %s\n", why.c_str());
+      return 2;
+    }
+    if (recording.periods.size() < static_cast<size_t>(std::max(o.periods, 1L))) {
+      std::fprintf(stderr,
+                   "fleet_agents: %s holds %zu complete PERIOD blocks, fewer than the %ld to "
+                   "send; record a longer run\n",
+                   o.replay.c_str(), recording.periods.size(), std::max(o.periods, 1L));
+      return 2;
+    }
+  }
 
   std::vector<Agent> agents(static_cast<size_t>(o.agents));
   const int64_t t0 = now_ms();
@@ -201,7 +251,17 @@ int main(int argc, char** argv) {
                    o.port, std::strerror(errno));
       return 1;
     }
-    a.out = hello(o, i);
+    if (replay) {
+      a.period_start_wall = wall_ms();
+      const std::string n = std::to_string(i);
+      a.out = fleet::replay_hello(recording, {{"pid", std::to_string(o.first_pid + i)},
+                                              {"host", "fleet-sim"},
+                                              {"main", "sim.Agent" + n},
+                                              {"start", std::to_string(a.period_start_wall)},
+                                              {"labels", "fleet=sim;agent=" + n}});
+    } else {
+      a.out = hello(o, i);
+    }
     // Staggered over one period, as JVMs started at different times are.
     a.due_ms = t0 + o.period_ms + o.period_ms * i / o.agents;
   }
@@ -218,7 +278,20 @@ int main(int argc, char** argv) {
       Agent& a = agents[static_cast<size_t>(i)];
       const bool done = o.periods > 0 && a.next_seq > o.periods;
       if (!stopping && !done && a.due_ms <= now) {
-        a.out += period(o, i, a.next_seq);
+        if (!replay) {
+          a.out += period(o, i, a.next_seq);
+        } else if (static_cast<size_t>(a.next_seq) <= recording.periods.size()) {
+          const int64_t end = wall_ms();
+          a.out += fleet::replay_period(recording, static_cast<size_t>(a.next_seq - 1),
+                                        a.period_start_wall, end);
+          a.period_start_wall = end;
+        } else {
+          std::fprintf(stderr,
+                       "fleet_agents: agent %ld: the recording's %zu periods ran out before the "
+                       "line on standard input; record a longer run\n",
+                       i, recording.periods.size());
+          return 1;
+        }
         ++a.next_seq;
         ++periods_sent;
         a.due_ms += o.period_ms;
