@@ -35,19 +35,23 @@ namespace {
 void usage(std::FILE* out) {
   std::fprintf(
       out,
-      "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--allow-host NAME]...\n"
-      "                     [--tls-cert FILE --tls-key FILE] [--agent-token FILE]\n"
-      "                     [--command-timeout SECONDS] [--max-record MIB] [--max-profiles N]\n"
+      "usage: jvmprof serve [--port P] [--ui-port U] [--bind ADDR] [--ui-bind ADDR]\n"
+      "                     [--allow-host NAME]... [--tls-cert FILE --tls-key FILE]\n"
+      "                     [--agent-token FILE] [--command-timeout SECONDS]\n"
+      "                     [--max-record MIB] [--max-profiles N]\n"
       "                     [--store PATH|URI|default [--retention DURATION]] [FILES...]\n\n"
       "Receives the profiles of JVMs started with -agentlib:hprof=...,net=HOST:P (format=a\n"
       "or format=b, several at once), opens saved java.hprof.txt / java.hprof files, and\n"
       "serves a web UI with flame graphs and HPROF's interactive commands.\n\n"
       "  --port P             the port agents connect to (default 7370; 0: any free port)\n"
       "  --ui-port U          the web UI's port (default 7371; 0: any free port)\n"
-      "  --bind ADDR          the address both listen on (default 127.0.0.1, loopback only;\n"
-      "                       any other needs --tls-cert and --tls-key)\n"
-      "  --tls-cert FILE      agents connect over TLS with this PEM certificate (chain);\n"
-      "  --tls-key FILE       its private key (agents: nettls=<CA file>)\n"
+      "  --bind ADDR          the address agents connect to (default 127.0.0.1, loopback\n"
+      "                       only; any other needs --tls-cert and --tls-key)\n"
+      "  --ui-bind ADDR       the web UI's address (default 127.0.0.1, whatever --bind says;\n"
+      "                       any other needs --tls-cert and --tls-key: the UI is then HTTPS)\n"
+      "  --tls-cert FILE      the agent port's TLS certificate (PEM, with its chain) and\n"
+      "  --tls-key FILE       its private key (agents: nettls=<CA file>); the UI serves\n"
+      "                       HTTPS with them on a --ui-bind beyond loopback\n"
       "  --agent-token FILE   agents must send this file's token first (nettoken=FILE);\n"
       "                       others are dropped before anything they send is read\n"
       "  --allow-host NAME    another Host name the UI answers to (e.g. behind a tunnel)\n"
@@ -71,6 +75,17 @@ std::string random_token() {
   static const char hex[] = "0123456789abcdef";
   for (int i = 0; i < 32; ++i) t.push_back(hex[rd() % 16]);
   return t;
+}
+
+// 127.0.0.0/8: reachable from this host only. False for anything else, 0.0.0.0 included.
+bool is_loopback(const std::string& ipv4) {
+  in_addr a{};
+  return ::inet_pton(AF_INET, ipv4.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+// How a browser or an agent on this host reaches ADDR:PORT (0.0.0.0 through loopback).
+std::string reachable_at(const std::string& bind, int port) {
+  return (bind == "0.0.0.0" ? std::string("127.0.0.1") : bind) + ":" + std::to_string(port);
 }
 
 int listen_socket(const std::string& bind, int port, int& bound_port, std::string& error) {
@@ -139,6 +154,7 @@ int run_serve(std::span<char* const> args) {
   std::string store_location;
   store::RetentionPolicy retention;
   AgentAuthOptions auth;
+  std::string agent_bind = "127.0.0.1";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string a = args[i];
     const bool has_value = i + 1 < args.size();
@@ -163,7 +179,12 @@ int run_serve(std::span<char* const> args) {
       if (!has_value || !parse_int(args[++i], 1, 100000, max_profiles)) return bad("1..100000");
     } else if (a == "--bind") {
       if (!has_value) return bad("an address");
-      web.bind = args[++i];
+      agent_bind = args[++i];
+    } else if (a == "--ui-bind") {
+      in_addr ui_addr{};
+      if (!has_value || ::inet_pton(AF_INET, args[++i], &ui_addr) != 1)
+        return bad("an IPv4 address");
+      web.bind = args[i];
     } else if (a == "--allow-host") {
       if (!has_value) return bad("a host name");
       web.extra_hosts.push_back(args[++i]);
@@ -195,14 +216,28 @@ int run_serve(std::span<char* const> args) {
     return 2;
   }
   // Agents take commands (exit, heap dump) from this port: beyond loopback only over TLS.
+  // (An address that is not IPv4 is refused with its own line when the port is opened.)
   in_addr bind_addr{};
-  if (::inet_pton(AF_INET, web.bind.c_str(), &bind_addr) == 1 &&
-      (ntohl(bind_addr.s_addr) >> 24) != 127 && auth.cert_file.empty()) {
+  if (::inet_pton(AF_INET, agent_bind.c_str(), &bind_addr) == 1 && !is_loopback(agent_bind) &&
+      auth.cert_file.empty()) {
     std::fprintf(stderr,
                  "jvmprof serve: --bind %s is not a loopback address: agents must connect over "
                  "TLS (--tls-cert FILE --tls-key FILE; see docs/jvmprof-serve.md)\n",
-                 web.bind.c_str());
+                 agent_bind.c_str());
     return 2;
+  }
+  // The UI's URL carries its token and the UI sends commands to every JVM: beyond loopback only
+  // over HTTPS, with the agent port's certificate.
+  if (!is_loopback(web.bind)) {
+    if (auth.cert_file.empty()) {
+      std::fprintf(stderr,
+                   "jvmprof serve: --ui-bind %s is not a loopback address: the web UI must speak "
+                   "HTTPS (--tls-cert FILE --tls-key FILE; see docs/jvmprof-serve.md)\n",
+                   web.bind.c_str());
+      return 2;
+    }
+    web.tls_cert_file = auth.cert_file;
+    web.tls_key_file = auth.key_file;
   }
   // Block the stop signals in every thread; one thread waits for them.
   sigset_t stop_signals;
@@ -210,6 +245,10 @@ int run_serve(std::span<char* const> args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A browser that goes away mid-answer makes the web server's next write fail with EPIPE
+  // rather than end serve (Debian's cpp-httplib sends without MSG_NOSIGNAL, and under HTTPS
+  // OpenSSL writes with write()). serve starts no other program that would inherit this.
+  ::signal(SIGPIPE, SIG_IGN);
 
   // The profile history, opened before anything listens (and after the signals are blocked: its
   // threads must not take SIGTERM): a store that cannot be used is one error line and no serve.
@@ -270,14 +309,13 @@ int run_serve(std::span<char* const> args) {
     return 1;
   }
   int agent_port = 0;
-  const int listen_fd = listen_socket(web.bind, static_cast<int>(port), agent_port, error);
+  const int listen_fd = listen_socket(agent_bind, static_cast<int>(port), agent_port, error);
   if (listen_fd < 0) {
     std::fprintf(stderr, "jvmprof serve: %s\n", error.c_str());
     return 1;
   }
   web.port = static_cast<int>(ui_port);
-  web.agent_address = (web.bind == "0.0.0.0" ? std::string("127.0.0.1") : web.bind) + ":" +
-                      std::to_string(agent_port);
+  web.agent_address = reachable_at(agent_bind, agent_port);
   web.token = random_token();
   web.history = history ? &history->store() : nullptr;
   web.agent_counters = [&gate] {
@@ -293,16 +331,16 @@ int run_serve(std::span<char* const> args) {
     ::close(listen_fd);
     return 1;
   }
-  if (web.bind != "127.0.0.1" && !gate.token())
+  if (!is_loopback(agent_bind) && !gate.token())
     std::fprintf(stderr,
                  "jvmprof serve: warning: listening on %s without --agent-token: anyone who can "
                  "reach the agent port can send a profile\n",
-                 web.bind.c_str());
-  std::printf("jvmprof serve: agents: -agentlib:hprof=cpu=samples,heap=sites,net=%s:%d%s%s\n",
-              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), agent_port,
-              gate.tls() ? ",nettls=<CA file>" : "", gate.token() ? ",nettoken=<file>" : "");
-  std::printf("jvmprof serve: UI: http://%s:%d/?token=%s\n",
-              web.bind == "0.0.0.0" ? "127.0.0.1" : web.bind.c_str(), bound_ui, web.token.c_str());
+                 agent_bind.c_str());
+  std::printf("jvmprof serve: agents: -agentlib:hprof=cpu=samples,heap=sites,net=%s%s%s\n",
+              web.agent_address.c_str(), gate.tls() ? ",nettls=<CA file>" : "",
+              gate.token() ? ",nettoken=<file>" : "");
+  std::printf("jvmprof serve: UI: %s://%s/?token=%s\n", server.scheme(),
+              reachable_at(web.bind, bound_ui).c_str(), web.token.c_str());
   std::fflush(stdout);
 
   std::atomic<bool> server_ended{false};

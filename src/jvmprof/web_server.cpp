@@ -2,6 +2,7 @@
 #include "web_server.h"
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 #include <algorithm>
 #include <cctype>
@@ -16,6 +17,7 @@
 #include "local_jvm_routes.h"
 #include "profiles.h"
 #include "serve_assets.h"
+#include "tls_pipe.h"
 
 namespace jvmprof {
 namespace {
@@ -120,15 +122,51 @@ struct HistogramQuery {
   }
 };
 
+// Plain HTTP, or HTTPS with the agent port's certificate and key, held to the agent port's rules
+// (TLS 1.2 at least; the key must be the certificate's). Why it cannot be made goes to `error`.
+std::unique_ptr<httplib::Server> make_http_server(const WebOptions& o, std::string& error) {
+  if (o.tls_cert_file.empty()) return std::make_unique<httplib::Server>();
+  return std::make_unique<httplib::SSLServer>([&o, &error](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+    if (SSL_CTX_use_certificate_chain_file(&ctx, o.tls_cert_file.c_str()) != 1) {
+      error = "cannot use --tls-cert " + o.tls_cert_file +
+              " for the web UI: " + tls::error_text("no certificate in it");
+      return false;
+    }
+    if (SSL_CTX_use_PrivateKey_file(&ctx, o.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(&ctx) != 1) {
+      error = "cannot use --tls-key " + o.tls_key_file +
+              " for the web UI: " + tls::error_text("not the certificate's key");
+      return false;
+    }
+    return true;
+  });
+}
+
 }  // namespace
 
 struct WebServer::Impl {
   SessionRegistry& registry;
   WebOptions options;
-  httplib::Server server;
+  const bool tls;
+  std::string tls_error;  // why the HTTPS server could not be made
+  std::unique_ptr<httplib::Server> http;
+  httplib::Server& server;
   std::set<std::string> allowed_hosts;  // Host header values, with port
 
-  Impl(SessionRegistry& r, WebOptions o) : registry(r), options(std::move(o)) {}
+  Impl(SessionRegistry& r, WebOptions o)
+      : registry(r),
+        options(std::move(o)),
+        tls(!options.tls_cert_file.empty()),
+        http(make_http_server(options, tls_error)),
+        server(*http) {}
+
+  // An Origin header names this server: its scheme and an allowed Host.
+  bool origin_allowed(const std::string& origin) const {
+    const std::string scheme = tls ? "https://" : "http://";
+    return origin.starts_with(scheme) && host_allowed(origin.substr(scheme.size()));
+  }
 
   bool host_allowed(const std::string& host) const { return allowed_hosts.count(host) != 0; }
 
@@ -144,8 +182,7 @@ struct WebServer::Impl {
       error_reply(res, 403, "Host not allowed (jvmprof serve answers to its own address only)");
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (req.has_header("Origin") && !(req.get_header_value("Origin").starts_with("http://") &&
-                                      host_allowed(req.get_header_value("Origin").substr(7)))) {
+    if (req.has_header("Origin") && !origin_allowed(req.get_header_value("Origin"))) {
       error_reply(res, 403, "cross-origin request refused");
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -158,8 +195,10 @@ struct WebServer::Impl {
     }
     if (req.has_param("token")) {
       // The page's own requests then carry the token as a cookie, never in URLs it builds.
+      // Over HTTPS the browser must never send it back over plain HTTP (Secure).
       res.set_header("Set-Cookie", std::string(kCookie) + "=" + options.token +
-                                       "; Path=/; HttpOnly; SameSite=Strict");
+                                       "; Path=/; HttpOnly; SameSite=Strict" +
+                                       (tls ? "; Secure" : ""));
     }
     return httplib::Server::HandlerResponse::Unhandled;
   }
@@ -560,6 +599,10 @@ WebServer::~WebServer() = default;
 
 int WebServer::bind(std::string& error) {
   auto& o = impl_->options;
+  if (!impl_->server.is_valid()) {
+    error = impl_->tls_error.empty() ? "cannot set up HTTPS for the web UI" : impl_->tls_error;
+    return -1;
+  }
   int port = o.port;
   if (port == 0) {
     port = impl_->server.bind_to_any_port(o.bind);
@@ -578,6 +621,10 @@ int WebServer::bind(std::string& error) {
   if (o.bind != "0.0.0.0" && o.bind != "::") impl_->allowed_hosts.insert(o.bind + p);
   for (const auto& h : o.extra_hosts) impl_->allowed_hosts.insert(h + p);
   return port;
+}
+
+const char* WebServer::scheme() const {
+  return impl_->tls ? "https" : "http";
 }
 
 void WebServer::run() {
