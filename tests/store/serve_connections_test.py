@@ -29,6 +29,9 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvmprof"))
+from browser_support import stop_serve  # noqa: E402  (serve's own stop, shared by the tests)
+
 failures = []
 
 HEADER = "JAVA PROFILE 1.0.1, created Sat Nov 28 06:00:00 2026\n\nHeader text.\n--------\n\n"
@@ -80,18 +83,6 @@ def start_serve(jvmprof, work, store):
     proc.base = url.split("/?")[0]
     proc.token = url.split("token=")[1]
     return proc
-
-
-def stop_serve(proc):
-    # serve blocks SIGTERM until its signal thread waits for it; repeat until it has gone.
-    for _ in range(600):
-        proc.terminate()
-        try:
-            return proc.communicate(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            continue
-    proc.kill()
-    return proc.communicate()
 
 
 def api(serve, path):
@@ -149,7 +140,6 @@ def browser_skip_reason():
 def check_browser(serve, work, screenshots):
     """Serve #3's page: the JVM's row lists the two stored connections as text under it, and its
     connection history table shows them before the live one, with their collectors."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvmprof"))
     from browser_support import rows_of, shot, start_chromium, texts  # noqa: E402
     driver = start_chromium(work, "1300,900")
     try:
