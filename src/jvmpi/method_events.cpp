@@ -12,6 +12,7 @@
 
 #include "event_gate.h"
 #include "hook_scope.h"
+#include "instrumented_classes.h"
 #include "jvmti_access.h"
 #include "known_methods.h"
 #include "log.h"
@@ -284,36 +285,72 @@ bool is_application_loader(JNIEnv* jni, jobject loader) {
          !(g_platform_loader != nullptr && jni->IsSameObject(loader, g_platform_loader));
 }
 
-// Brings every loaded class in line with the hooks the enabled events need: the class-file hook
+// Whether the instrumenter could put one of `hooks` into the loaded class `klass`: it puts them
+// only into methods with code (not abstract, not native), and instruction hooks only into
+// application classes. Interfaces without default or static methods, annotation types and
+// classes of native methods only therefore keep their bytes, and a retransformation would only
+// make the VM build a new version of them. When the VM cannot tell, yes.
+bool may_get_hooks(JNIEnv* jni, jclass klass, const Hooks& hooks) {
+  if (!hooks.entry_exit && !hooks.monitor_exits) {
+    jobject loader = nullptr;
+    if (jvmti()->GetClassLoader(klass, &loader) != JVMTI_ERROR_NONE) return true;
+    LocalRef loader_ref(jni, loader);
+    if (!is_application_loader(jni, loader)) return false;
+  }
+  jint count = 0;
+  JvmtiPtr<jmethodID> methods;
+  if (jvmti()->GetClassMethods(klass, &count, methods.out()) != JVMTI_ERROR_NONE) return true;
+  for (jint i = 0; i < count; ++i) {
+    jint modifiers = 0;
+    if (jvmti()->GetMethodModifiers(methods[i], &modifiers) != JVMTI_ERROR_NONE) return true;
+    if ((modifiers & (0x0400 | 0x0100)) == 0) return true;  // neither ACC_ABSTRACT nor ACC_NATIVE
+  }
+  return false;
+}
+
+// Brings the loaded classes in line with the hooks the enabled events need: the class-file hook
 // instruments (or, with no hooks wanted, returns the original code of) each retransformed class.
-void retransform_loaded_classes(JNIEnv* jni) {
+// Only classes whose code changes are retransformed: those instrumented now (their hooks come
+// out or change) and those the wanted hooks would go into.
+void retransform_loaded_classes(JNIEnv* jni, const Hooks& wanted) {
   known_methods::note_retransformation();
   jint count = 0;
   JvmtiPtr<jclass> classes;
   if (!jvmti_ok(jvmti()->GetLoadedClasses(&count, classes.out()), "GetLoadedClasses")) return;
   std::vector<jclass> batch;
+  std::vector<bool> batch_instrumented;  // whether batch[i] ran instrumented code before
   int failures = 0;
   const bool nan_classes_out = g_nan_classes_out.load();
   auto flush = [&] {
     if (batch.empty()) return;
+    // The class-file hook notes each class again that it instruments now.
+    for (jclass k : batch) instrumented_classes::forget(jni, k);
     if (jvmti()->RetransformClasses(static_cast<jint>(batch.size()), batch.data()) !=
         JVMTI_ERROR_NONE) {
       // One class the VM refused fails the batch: try them one by one.
-      for (jclass k : batch) {
-        if (jvmti()->RetransformClasses(1, &k) != JVMTI_ERROR_NONE) ++failures;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (jvmti()->RetransformClasses(1, &batch[i]) == JVMTI_ERROR_NONE) continue;
+        ++failures;
+        // Its code is what it was: still instrumented if it was.
+        if (batch_instrumented[i]) instrumented_classes::note_loaded(jni, batch[i]);
       }
     }
     batch.clear();
+    batch_instrumented.clear();
   };
   for (jint i = 0; i < count; ++i) {
     jboolean modifiable = JNI_FALSE;
     if (jvmti()->IsModifiableClass(classes[i], &modifiable) == JVMTI_ERROR_NONE && modifiable) {
       if (nan_classes_out && nan_constants::in_loaded_class(classes[i])) continue;
+      const bool instrumented = instrumented_classes::contains(jni, classes[i]);
+      if (!instrumented && !(wanted.any() && may_get_hooks(jni, classes[i], wanted))) continue;
       batch.push_back(classes[i]);
+      batch_instrumented.push_back(instrumented);
       if (batch.size() == 256) flush();
     }
   }
   flush();
+  instrumented_classes::sweep(jni);
   for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
   known_methods::after_retransformation(jni);
   if (failures > 0)
@@ -339,7 +376,7 @@ void apply(JNIEnv* jni) {
   // after an agent switched CLASS_LOAD off for its exit heap dump, which would then name them.
   if (g_vm_dying.load() && !adds_hooks(wanted, g_applied)) return;
   g_applied = wanted;
-  retransform_loaded_classes(jni);
+  retransform_loaded_classes(jni, wanted);
 }
 
 }  // namespace
@@ -383,6 +420,7 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
         bci::instrument(std::span(bytes, static_cast<size_t>(length)), options);
     if (!result.changed) return false;
     store(options.class_number, new InstrumentedClass(std::move(result.methods)));
+    instrumented_classes::note(jni, result.class_name, loader);
     out = std::move(result.class_bytes);
     return true;
   } catch (const bci::ClassFormatError& e) {

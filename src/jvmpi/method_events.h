@@ -5,7 +5,8 @@
 // these events is enabled, classes are instrumented (libbci) to call the natives of the tracker
 // class jvmpi/Tracker, which the runtime registers and which deliver the events. Classes loaded
 // earlier are retransformed when the events are enabled, and again (back to their original code)
-// when they are all disabled.
+// when they are all disabled; only those whose code changes: classes with no method the hooks
+// could go into keep their bytes and are not passed to RetransformClasses.
 #pragma once
 
 #include <jni.h>

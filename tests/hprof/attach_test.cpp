@@ -431,6 +431,7 @@ TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
   int round = 0;
   long threads_baseline = 0;
   NativeMemory baseline;
+  std::string rss_after_each;
   for (int cycle = 1; cycle <= 20; ++cycle) {
     // Odd cycles sample and track objects (the first one thus pays what the runtime allocates
     // once per process: the sampler's ring); even ones instrument every loaded class (cpu=times).
@@ -458,6 +459,8 @@ TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
       baseline = native_memory("malloc_2.txt");
       threads_baseline = ThreadsOutsideVmPools(jvm->pid());
     }
+    // For the report only: the RSS after each cycle, without a trim (so with glibc's free pages).
+    rss_after_each += " " + std::to_string(ProcStatus(jvm->pid(), "VmRSS"));
   }
   const NativeMemory last = native_memory("malloc_20.txt");
   const long threads_after_last = ThreadsOutsideVmPools(jvm->pid());
@@ -501,7 +504,8 @@ TEST_P(AttachTest, TwentyCyclesLeaveNoTrace) {
   if (jdk().feature == 17) {
     EXPECT_LE(last.rss_kib - baseline.rss_kib, 10 * 1024) << measured;
   }
-  std::printf("%s\nthreads %ld, %ld\n", measured.c_str(), threads_baseline, threads_after_last);
+  std::printf("%s\nthreads %ld, %ld\nRSS after each cycle (KiB, untrimmed):%s\n", measured.c_str(),
+              threads_baseline, threads_after_last, rss_after_each.c_str());
 }
 
 // HotSpot gives a redefined class a constant pool merged from its current one and the new bytes',
@@ -543,10 +547,12 @@ TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
   static const std::regex kLoading(R"(loading name=(\S+) kind=)");
   static const std::regex kMerged(R"(merge_cp_len=(\d+))");
   std::string current;
+  size_t redefinitions = 0;
   for (const std::string& line : SplitLines(ReadFile(log))) {
     std::smatch m;
     if (std::regex_search(line, m, kLoading)) {
       current = m[1];
+      ++redefinitions;
     } else if (!current.empty() && std::regex_search(line, m, kMerged)) {
       lengths[current].push_back(std::stol(m[1]));
       current.clear();
@@ -563,6 +569,14 @@ TEST_P(AttachTest, ConstantPoolsKeepTheirSizeOverCycles) {
     grown += "\n";
   }
   EXPECT_EQ(grown, "") << "constant pools that grew over " << kCycles << " attach cycles";
+  // Classes the instrumenter leaves as they are (no method with code: here interfaces of abstract
+  // methods only, which every JVM has loaded) are not retransformed: HotSpot would build a new
+  // version of each all the same, class metadata it keeps.
+  for (const char* unchanged : {"java.lang.Runnable", "java.io.Serializable"}) {
+    EXPECT_EQ(lengths.count(unchanged), 0u) << unchanged << " was redefined";
+  }
+  std::printf("%zu redefinitions in %d retransformations of the loaded classes\n", redefinitions,
+              2 * kCycles);
 
   // The NaN class's code as a JVM that was never attached holds it.
   auto plain = Start();
