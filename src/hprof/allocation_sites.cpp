@@ -89,10 +89,12 @@ void AllocationSites::merge(ThreadBuffer& buffer) const {
 void AllocationSites::merge_all_buffers() const {
   size_t kept = 0;
   for (size_t i = 0; i < buffers_.size(); ++i) {
-    merge(*buffers_[i]);
     // Only the table still holds the buffer of an ended thread (or of one that moved to another
-    // table): merged, it can go.
-    if (buffers_[i].use_count() == 1) continue;
+    // table): merged, it can go. Whether it ended is read before the merge: an owner that ends
+    // after it may have added to its buffer after the merge, so its buffer stays until the next.
+    const bool ended = buffers_[i].use_count() == 1;
+    merge(*buffers_[i]);
+    if (ended) continue;
     if (kept != i) buffers_[kept] = std::move(buffers_[i]);
     ++kept;
   }
