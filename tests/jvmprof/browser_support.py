@@ -32,10 +32,8 @@ def finish(name):
     return 0
 
 
-def skip_reason(jdk):
-    """Why the test cannot run here (printed as "skipped: ..."), or None."""
-    if not os.path.exists(os.path.join(jdk, "bin", "java")):
-        return "no JDK at " + jdk
+def browser_missing():
+    """Why headless Chromium cannot be driven here, or None."""
     try:
         import selenium  # noqa: F401
     except ImportError:
@@ -43,6 +41,13 @@ def skip_reason(jdk):
     if not shutil.which("chromedriver") or not shutil.which("chromium"):
         return "chromium / chromium-driver are not installed"
     return None
+
+
+def skip_reason(jdk):
+    """Why the test cannot run here (printed as "skipped: ..."), or None."""
+    if not os.path.exists(os.path.join(jdk, "bin", "java")):
+        return "no JDK at " + jdk
+    return browser_missing()
 
 
 class Serve:

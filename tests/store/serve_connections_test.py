@@ -30,7 +30,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jvmprof"))
-from browser_support import stop_serve  # noqa: E402  (serve's own stop, shared by the tests)
+from browser_support import browser_missing, stop_serve  # noqa: E402  (shared with the browser tests)
 
 failures = []
 
@@ -127,16 +127,6 @@ def stored_rows(db):
         c.close()
 
 
-def browser_skip_reason():
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "python3-selenium is not installed"
-    if not shutil.which("chromedriver") or not shutil.which("chromium"):
-        return "chromium / chromium-driver are not installed"
-    return None
-
-
 def check_browser(serve, work, screenshots):
     """Serve #3's page: the JVM's row lists the two stored connections as text under it, and its
     connection history table shows them before the live one, with their collectors."""
@@ -174,7 +164,7 @@ def main():
     ap.add_argument("--jvmprof", required=True)
     ap.add_argument("--screenshots", help="where the page's screenshot goes")
     a = ap.parse_args()
-    browser_skip = browser_skip_reason()
+    browser_skip = browser_missing()
     work = tempfile.mkdtemp(prefix="serve-connections-")
     db = os.path.join(work, "profiles.db")
     procs = []
