@@ -29,6 +29,10 @@ public final class AttachedIntrinsics {
     }
     final long[] calls = new long[1];
     Thread worker = new Thread(() -> {
+      // Printed by the worker itself: by then the VM has given the thread its name in /proc,
+      // where the test looks for it (Thread.start() returns before that).
+      System.out.println("RUNNING");
+      System.out.flush();
       SplittableRandom random = new SplittableRandom(12);
       double d = 0;
       long x = 1;
@@ -52,8 +56,6 @@ public final class AttachedIntrinsics {
       sink += x + (long) d;
     }, "Intrinsics");
     worker.start();
-    System.out.println("RUNNING");
-    System.out.flush();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     for (String line; (line = in.readLine()) != null; ) {
       if (line.trim().equals("quit")) break;
