@@ -188,16 +188,14 @@ def run_pair(java, classes, slots, iterations, records, names):
             errors.append(e)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
-    killed = False
     try:
         for t in threads:
             t.start()
         while any(t.is_alive() for t in threads):
             threads[0].join(0.5)
-            if errors and not killed:
-                killed = True
+            if errors:
                 raise errors[0]
-    except BaseException:
+    except BaseException:  # a failed run, or Ctrl-C: no JVM is left running
         # Not reaped here: run_once's wait4 does that (and sets returncode); alive() leaves the
         # pid in place until then.
         for jvm in list(jvms):
