@@ -36,9 +36,11 @@ public final class RetransformFloor {
 
   public static void agentmain(String namesFile, Instrumentation inst) throws Exception {
     Set<String> names = new HashSet<>(Files.readAllLines(Path.of(namesFile)));
-    List<Class<?>> classes = loaded(inst, names);
     transformed = 0;
     failed = 0;
+    unmodifiable = 0;
+    skipped = 0;
+    List<Class<?>> classes = loaded(inst, names);
     ClassFileTransformer nops = new ClassFileTransformer() {
       @Override
       public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined,
