@@ -39,14 +39,20 @@ static jint create_method_ids(JavaVM* vm) {
 static jint write_malloc_in_use(const char* path) {
   const struct mallinfo2 m = mallinfo2();
   FILE* out = fopen(path, "w");
-  if (out == NULL) return JNI_ERR;
+  if (out == NULL) {
+    perror(path);
+    return JNI_ERR;
+  }
   fprintf(out, "%zu\n", m.uordblks + m.hblkhd);
   return fclose(out) == 0 ? JNI_OK : JNI_ERR;
 }
 
 static jint write_malloc_info(const char* path) {
   FILE* out = fopen(path, "w");
-  if (out == NULL) return JNI_ERR;
+  if (out == NULL) {
+    perror(path);
+    return JNI_ERR;
+  }
   const int info = malloc_info(0, out);
   return fclose(out) == 0 && info == 0 ? JNI_OK : JNI_ERR;
 }
