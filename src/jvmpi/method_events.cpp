@@ -13,6 +13,7 @@
 #include "event_gate.h"
 #include "hook_scope.h"
 #include "instrumented_classes.h"
+#include "instrumented_methods.h"
 #include "jvmti_access.h"
 #include "known_methods.h"
 #include "log.h"
@@ -46,36 +47,39 @@ Hooks wanted_hooks() {
   return h;
 }
 
-// One instrumented class: its methods as the instrumenter saw them, and their jmethodIDs, found
-// the first time each method's hook runs.
-struct InstrumentedClass {
-  explicit InstrumentedClass(std::vector<bci::MethodInfo> m)
-      : methods(std::move(m)), ids(methods.size()) {}
-  std::vector<bci::MethodInfo> methods;
-  std::vector<std::atomic<jmethodID>> ids;
-};
-
 // Class numbers index a two-level table of atomic pointers, so the hooks find their class
-// without a lock. Entries are never freed (a class may be retransformed while its old code runs).
+// without a lock. An entry lives as long as code instrumented with its number may run: for the
+// whole run when the runtime started with the VM; when attached, until a session after the detach
+// that gave every class its original code back (release_instrumented_classes).
 constexpr size_t kChunk = 4096;
 constexpr size_t kChunks = 1024;
-std::array<std::atomic<std::atomic<InstrumentedClass*>*>, kChunks> g_table{};
+std::array<std::atomic<std::atomic<InstrumentedMethods*>*>, kChunks> g_table{};
 std::atomic<uint32_t> g_next_class_number{1};
 std::mutex g_table_mutex;
+// Where the entries live, under g_table_mutex: this session's arena, and the one of the session
+// before, kept until the next detach. Never destroyed: class-file hooks may run while the process
+// exits.
+BlockArena* g_arena = new BlockArena;
+BlockArena* g_retired_arena = nullptr;
 
-void store(uint32_t number, InstrumentedClass* c) {
+// Builds the entry of class `number` in this session's arena and publishes it; false when there is
+// no room for it (the class then keeps its code).
+bool store(uint32_t number, const std::vector<bci::MethodInfo>& methods) {
   const size_t chunk = number / kChunk;
-  if (chunk >= kChunks) return;
+  if (chunk >= kChunks) return false;
   std::lock_guard lock(g_table_mutex);
   auto* slots = g_table[chunk].load();
   if (slots == nullptr) {
-    slots = new std::atomic<InstrumentedClass*>[kChunk]();
+    slots = new std::atomic<InstrumentedMethods*>[kChunk]();
     g_table[chunk].store(slots);
   }
-  slots[number % kChunk].store(c);
+  InstrumentedMethods* c = InstrumentedMethods::create(*g_arena, methods);
+  if (c == nullptr) return false;
+  slots[number % kChunk].store(c, std::memory_order_release);
+  return true;
 }
 
-InstrumentedClass* find(jint number) {
+InstrumentedMethods* find(jint number) {
   if (number < 0) return nullptr;
   const size_t chunk = static_cast<size_t>(number) / kChunk;
   if (chunk >= kChunks) return nullptr;
@@ -93,11 +97,12 @@ jobject g_platform_loader = nullptr;  // global reference
 
 // The jmethodID of the instrumented method whose hook is running: the frame below the native.
 jmethodID method_of(jint class_number, jint method_index) {
-  InstrumentedClass* c = find(class_number);
-  if (c == nullptr || method_index < 0 || static_cast<size_t>(method_index) >= c->ids.size()) {
+  InstrumentedMethods* c = find(class_number);
+  if (c == nullptr || method_index < 0 || static_cast<size_t>(method_index) >= c->size()) {
     return nullptr;
   }
-  std::atomic<jmethodID>& slot = c->ids[static_cast<size_t>(method_index)];
+  const auto method = static_cast<size_t>(method_index);
+  std::atomic<jmethodID>& slot = c->id(method);
   jmethodID id = slot.load(std::memory_order_acquire);
   if (id != nullptr) return id;
   jlocation location = 0;
@@ -105,8 +110,7 @@ jmethodID method_of(jint class_number, jint method_index) {
   JvmtiPtr<char> name;
   JvmtiPtr<char> signature;
   if (jvmti()->GetMethodName(id, name.out(), signature.out(), nullptr) != JVMTI_ERROR_NONE ||
-      c->methods[static_cast<size_t>(method_index)].name != name.get() ||
-      c->methods[static_cast<size_t>(method_index)].descriptor != signature.get()) {
+      c->name(method) != name.get() || c->descriptor(method) != signature.get()) {
     return nullptr;  // not the method the hook was injected into: report nothing
   }
   slot.store(id, std::memory_order_release);
@@ -202,15 +206,11 @@ void JNICALL hook_instruction_lookupswitch(JNIEnv* env, jclass, jint key, jint p
                                            jint class_number, jint method_index, jint offset) {
   deliver_instruction(env, class_number, method_index, offset, [=](JVMPI_Event& e) {
     jint chosen = pairs;  // the default branch
-    if (InstrumentedClass* c = find(class_number);
-        c != nullptr && method_index >= 0 &&
-        static_cast<size_t>(method_index) < c->methods.size()) {
-      for (const auto& sw : c->methods[static_cast<size_t>(method_index)].lookup_switches) {
-        if (sw.offset == static_cast<uint32_t>(offset)) {
-          const int index = sw.pair_index(key);
-          if (index >= 0) chosen = index;
-        }
-      }
+    if (InstrumentedMethods* c = find(class_number);
+        c != nullptr && method_index >= 0 && static_cast<size_t>(method_index) < c->size()) {
+      const int index =
+          c->lookup_pair(static_cast<size_t>(method_index), static_cast<uint32_t>(offset), key);
+      if (index >= 0) chosen = index;
     }
     e.u.instruction.u.lookupswitch_info.chosen_pair_index = chosen;
     e.u.instruction.u.lookupswitch_info.pairs_total = pairs;
@@ -418,8 +418,7 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
   try {
     bci::InjectionResult result =
         bci::instrument(std::span(bytes, static_cast<size_t>(length)), options);
-    if (!result.changed) return false;
-    store(options.class_number, new InstrumentedClass(std::move(result.methods)));
+    if (!result.changed || !store(options.class_number, result.methods)) return false;
     instrumented_classes::note(jni, result.class_name, loader);
     out = std::move(result.class_bytes);
     return true;
@@ -431,24 +430,19 @@ bool instrument(JNIEnv* jni, jobject loader, const unsigned char* bytes, jint le
 
 void release_instrumented_classes() {
   // Called at a detach, when no hook is wanted any more (so no hook reaches find()) and every
-  // class has its original code back. The entries taken out now are freed at the next detach, a
-  // whole session later: a hook that read one just before the events were disabled has long
-  // finished with it by then.
-  static std::vector<InstrumentedClass*>* retired_earlier = new std::vector<InstrumentedClass*>;
-  std::vector<InstrumentedClass*> retired_now;
-  {
-    std::lock_guard lock(g_table_mutex);
-    for (auto& chunk : g_table) {
-      auto* slots = chunk.load();
-      if (slots == nullptr) continue;
-      for (size_t i = 0; i < kChunk; ++i) {
-        if (InstrumentedClass* c = slots[i].exchange(nullptr); c != nullptr)
-          retired_now.push_back(c);
-      }
-    }
+  // class has its original code back. The entries taken out now are freed with their arena at the
+  // next detach, a whole session later: a hook that read one just before the events were disabled
+  // has long finished with it by then. An entry stored after this sweep (a class loaded as the
+  // session ended) goes into the new arena, so it too outlives its sweep by a session.
+  std::lock_guard lock(g_table_mutex);
+  for (auto& chunk : g_table) {
+    auto* slots = chunk.load();
+    if (slots == nullptr) continue;
+    for (size_t i = 0; i < kChunk; ++i) slots[i].store(nullptr);
   }
-  for (InstrumentedClass* c : *retired_earlier) delete c;
-  retired_earlier->swap(retired_now);
+  delete g_retired_arena;
+  g_retired_arena = g_arena;
+  g_arena = new BlockArena;
 }
 
 void vm_dying() {
