@@ -15,6 +15,7 @@
 #include "hours.h"
 #include "measure_codes.h"
 #include "postgres_schema.h"
+#include "retention_sql.h"
 #include "sample_codec.h"
 #include "stack_codec.h"
 #include "store_backend.h"
@@ -410,12 +411,8 @@ class PostgresBackend final : public Backend {
       r.periods_merged += downsample(3'600'000, now_ms - policy.hour_after_ms);
       // Stacks and frames are kept: another collector may be about to refer to them.
       if (r.periods_deleted > 0 || r.periods_merged > 0 || r.connections_deleted > 0) {
-        exec(
-            "DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods) AND jvm_id NOT "
-            "IN (SELECT jvm_id FROM connections)");
-        exec(
-            "DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods) AND id NOT IN (SELECT "
-            "jvm_id FROM connections)");
+        exec(kDeleteUnreferencedLabels);
+        exec(kDeleteUnreferencedJvms);
       }
       exec("COMMIT");
     } catch (...) {

@@ -15,6 +15,7 @@
 
 #include "hours.h"
 #include "measure_codes.h"
+#include "retention_sql.h"
 #include "sample_codec.h"
 #include "sqlite_schema.h"
 #include "stack_codec.h"
@@ -363,12 +364,8 @@ class SqliteBackend final : public Backend {
       // few and small.
       if (r.periods_deleted > 0) delete_unreferenced_stacks();
       if (r.periods_deleted > 0 || r.periods_merged > 0 || r.connections_deleted > 0) {
-        exec(
-            "DELETE FROM labels WHERE jvm_id NOT IN (SELECT jvm_id FROM periods) AND jvm_id NOT "
-            "IN (SELECT jvm_id FROM connections)");
-        exec(
-            "DELETE FROM jvms WHERE id NOT IN (SELECT jvm_id FROM periods) AND id NOT IN (SELECT "
-            "jvm_id FROM connections)");
+        exec(kDeleteUnreferencedLabels);
+        exec(kDeleteUnreferencedJvms);
       }
       exec("COMMIT");
     } catch (...) {
