@@ -40,6 +40,7 @@ JDK's javac into its scratch directory; with an older JDK, H runs alone.
       [--every] [--no-floor] [--arena-wait S] [--keep]
 Needs the targets hprof, java_hprof_tests and attachbench_memprobe built."""
 import argparse
+import glob
 import os
 import queue
 import re
@@ -88,6 +89,54 @@ def arenas(xml):
                    re.findall(r'<total type="(?:fast|rest)" count="\d+" size="(\d+)"/>', body))
         out.append((int(m.group(1)), int(system.group(1)) if system else 0, free))
     return out
+
+
+def arena_pages(pid):
+    """{owners: (size, resident, sparse, empty, chunks) KiB} of the target's glibc arenas, read by
+    gdb with arena_pages.py (see there)."""
+    out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-x",
+                          os.path.join(HERE, "arena_pages.py")],
+                         capture_output=True, text=True, timeout=REPLY_SECONDS).stdout
+    walk = {}
+    for m in re.finditer(r"^ARENA owners=(\S+) size=(\d+) resident=(\d+) sparse=(\d+) "
+                         r"empty=(\d+) in_use_chunks=(\d+)$", out, re.M):
+        walk[m.group(1)] = tuple(int(m.group(i)) for i in range(2, 7))
+    if not walk:
+        raise SystemExit("redefinition_memory_bench: gdb read no arena (glibc's debug symbols, "
+                         "Debian's libc6-dbg, are needed):\n" + out[-2000:])
+    return walk
+
+
+HEAPTRACK_SIZE = re.compile(r"^([\d.]+)([KMG]?)B? leaked over (\d+) calls from:$")
+ALLOCATOR = ("libc.so", "libstdc++.so", "libheaptrack")
+
+
+def heaptrack_leaks(data):
+    """{library: [bytes, calls]}: what heaptrack_print lists as leaked (allocated after heaptrack
+    attached, still allocated when the process ended), each backtrace counted for the library of
+    its innermost frame outside the allocator (libc's malloc, libstdc++'s operator new)."""
+    out = subprocess.run(["heaptrack_print", "-f", data, "-l", "1", "-p", "0", "-a", "0",
+                          "-T", "0", "-n", "1000000", "-s", "1000000"],
+                         capture_output=True, text=True, timeout=REPLY_SECONDS * 4).stdout
+    scale = {"": 1, "K": 1000, "M": 1000 ** 2, "G": 1000 ** 3}
+    totals = {}
+    lines = out.split("\n")
+    i = 0
+    while i < len(lines):
+        m = HEAPTRACK_SIZE.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        owner = "?"
+        while i < len(lines) and lines[i].startswith("    "):
+            lib = re.match(r"^\s+in (\S+)$", lines[i])
+            if lib and owner == "?" and not any(a in lib.group(1) for a in ALLOCATOR):
+                owner = os.path.basename(lib.group(1))
+            i += 1
+        entry = totals.setdefault(owner, [0, 0])
+        entry[0] += float(m.group(1)) * scale[m.group(2)]
+        entry[1] += int(m.group(3))
+    return totals
 
 
 class Target:
@@ -175,7 +224,7 @@ class Target:
             lines = [l.strip() for l in f if l.startswith("FLOOR ")]
         return lines[-1] if lines else "(no FLOOR line)"
 
-    def measure(self, probe, arena_wait, tag):
+    def measure(self, probe, arena_wait, tag, pages=False):
         began = time.monotonic()
         while True:
             nmt = self.jcmd("VM.native_memory", "summary")
@@ -196,6 +245,7 @@ class Target:
         self.agent(probe, "arenas=" + info)
         with open(in_use) as f:
             glibc = int(f.read()) // 1024
+        walk = arena_pages(self.p.pid) if pages else None
         with open(info) as f:
             heaps = arenas(f.read())
         return {
@@ -209,6 +259,7 @@ class Target:
             "glibc": glibc,
             "redefinitions": self.redefinitions(),
             "arenas": heaps,
+            "pages": walk,
             "waited": time.monotonic() - began,
             "timed_out": chunk >= 1024,
         }
@@ -260,6 +311,20 @@ def print_arenas(name, cycle, m):
              sum(s for _, s, _ in heaps) // 1024, sum(f for _, _, f in heaps) // 1024))
 
 
+def print_pages(name, first_cycle, last_cycle, first, last):
+    print("%s: pages of glibc's arenas after cycle %d -> %d (KiB; sparse: resident, less than 1 KiB "
+          "in use; empty: resident, nothing in use)" % (name, first_cycle, last_cycle))
+    print("| threads | heap size | resident | sparse | empty | chunks in use |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for owners in sorted(set(first) | set(last)):
+        a = first.get(owners, (0, 0, 0, 0, 0))
+        b = last.get(owners, (0, 0, 0, 0, 0))
+        if abs(b[1] - a[1]) < 64 and abs(b[0] - a[0]) < 64:
+            continue
+        print("| %s | %s |" % (owners.replace(";", ", "), " | ".join(
+            "%d -> %d" % (x, y) for x, y in zip(a, b))))
+
+
 def print_measure(name, cycle, m):
     print("%s after cycle %2d: RSS %d, VM committed %d, VM malloc %d, Class malloc %d, "
           "Metaspace %d, glibc in use %d KiB; %d redefinitions; arena chunks freed after %.1f s%s"
@@ -280,6 +345,22 @@ def build_floor(jdk, work):
     return jar
 
 
+def start_heaptrack(out, pid):
+    """heaptrack attached to `pid` (through gdb), once it reports that it records."""
+    log = out + ".log"
+    tracker = subprocess.Popen(["heaptrack", "-o", out, "-p", str(pid)],
+                               stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + REPLY_SECONDS
+    while True:
+        with open(log) as f:
+            if "injection finished" in f.read():
+                return tracker
+        if tracker.poll() is not None or time.monotonic() > deadline:
+            tracker.kill()
+            raise SystemExit("redefinition_memory_bench: heaptrack did not attach; see " + log)
+        time.sleep(0.2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -293,6 +374,13 @@ def main():
     ap.add_argument("--arena-wait", type=float, default=20.0,
                     help="at most this many seconds to wait for the VM's arena chunks to be freed "
                     "before a measure (default 20)")
+    ap.add_argument("--pages", action="store_true",
+                    help="at each measure also read, with gdb, how each glibc arena's resident pages "
+                    "are used (arena_pages.py; needs gdb and libc6-dbg)")
+    ap.add_argument("--heaptrack", metavar="FILE",
+                    help="record H's allocations from the cycle-2 measure to the end with "
+                    "`heaptrack -p` into FILE.zst, and sum what is still allocated at the end by "
+                    "library (its own memory then counts in H's RSS: read the table from a run without it)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the scratch directory (logs, malloc_info dumps) and print its path")
     a = ap.parse_args()
@@ -311,6 +399,12 @@ def main():
     if feature is None or not os.path.exists(os.path.join(a.jdk, "bin", "jcmd")):
         ap.error("not a JDK (no release file or bin/jcmd): " + a.jdk)
     floor = not a.no_floor
+    for tool, wanted in (("gdb", a.pages), ("heaptrack", a.heaptrack),
+                         ("heaptrack_print", a.heaptrack)):
+        if wanted and shutil.which(tool) is None:
+            ap.error("%s is not installed" % tool)
+    if a.heaptrack and not os.path.isdir(os.path.dirname(os.path.abspath(a.heaptrack))):
+        ap.error("no directory for --heaptrack " + a.heaptrack)
     if floor and feature < 24:
         print("redefinition_memory_bench: the floor F needs JDK 24 or later (java.lang.classfile);"
               " JDK %d runs H alone" % feature)
@@ -318,6 +412,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="jvmprof-redefinition-memory-bench-")
     targets = []
+    tracker = None
     try:
         jar = build_floor(a.jdk, work) if floor else None
         load = os.getloadavg()[0]
@@ -357,23 +452,44 @@ def main():
             print("cycle %2d %-40s %s" % (cycle, options, note), flush=True)
             if cycle == 2 or cycle == a.cycles or a.every:
                 for t in targets:
-                    m = t.measure(probe, a.arena_wait, "%d" % cycle)
+                    m = t.measure(probe, a.arena_wait, "%d" % cycle, a.pages)
                     print_measure(t.name, cycle, m)
                     if cycle == 2:
                         first[t.name] = m
+                        if t is h and a.heaptrack:
+                            tracker = start_heaptrack(a.heaptrack, h.p.pid)
                     last[t.name] = m
         print_table(2, a.cycles, [(t.name, growth(first[t.name], last[t.name])) for t in targets])
         print()
         for t in targets:
             print_arenas(t.name, 2, first[t.name])
             print_arenas(t.name, a.cycles, last[t.name])
+        if a.pages:
+            for t in targets:
+                print_pages(t.name, 2, a.cycles, first[t.name]["pages"], last[t.name]["pages"])
+                print()
         for t in targets:
             t.quit()
+        if tracker:
+            tracker.wait(timeout=REPLY_SECONDS)
+            tracker = None
+            data = [p for p in glob.glob(a.heaptrack + ".*") if not p.endswith(".log")]
+            if not data:
+                raise SystemExit("redefinition_memory_bench: heaptrack wrote no " + a.heaptrack
+                                 + ".*; see " + a.heaptrack + ".log")
+            print("H's allocations made after the cycle-2 measure and still there at the end "
+                  "(heaptrack_print -f %s -l 1), by the library that asked:" % data[0])
+            for lib, (size, calls) in sorted(heaptrack_leaks(data[0]).items(),
+                                             key=lambda e: -e[1][0]):
+                print("  %-28s %10.1f kB from sites that allocated %d times" % (
+                    lib, size / 1000, calls))
         print("1-minute load average %.2f at the start, %.2f at the end; %.0f s in all"
               % (load, os.getloadavg()[0], time.time() - began))
     finally:
         for t in targets:
             t.kill()
+        if tracker and tracker.poll() is None:
+            tracker.kill()
         if a.keep:
             print("scratch directory kept: " + work)
         else:

@@ -20,6 +20,7 @@
 #include "hotspot_vm_structs.h"
 #include "jni_reference_events.h"
 #include "jvmti_access.h"
+#include "known_methods.h"
 #include "log.h"
 #include "method_events.h"
 #include "monitor_exit_events.h"
@@ -153,6 +154,7 @@ jint detach(JNIEnv* jni) {
   threads::retire_all();
   thread_events::forget_internal_threads(jni);
   class_events::forget_announcements();
+  known_methods::forget_session();
   object_events::forget_arena_announcement();
   gate::reopen();
   // What the session's tables and the retransformations' class bytes used goes back to the

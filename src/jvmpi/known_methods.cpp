@@ -16,7 +16,7 @@ namespace {
 std::atomic<bool> g_retransformed{false};
 std::mutex g_mutex;
 // Obsolete method ID -> current method ID. An obsolete method's ID stays valid while its class
-// is loaded; bounded by the methods that were active during retransformations.
+// is loaded; bounded by the methods that were active during one session's retransformations.
 std::unordered_map<jmethodID, jmethodID> g_current;
 
 jmethodID find_current(jmethodID obsolete) {
@@ -65,6 +65,11 @@ jmethodID known_id(jmethodID method) {
   std::lock_guard lock(g_mutex);
   g_current.emplace(method, current);
   return current;
+}
+
+void forget_session() {
+  std::lock_guard lock(g_mutex);
+  std::unordered_map<jmethodID, jmethodID>().swap(g_current);  // its buckets too
 }
 
 void after_retransformation(JNIEnv* jni) {

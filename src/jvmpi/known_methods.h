@@ -17,6 +17,10 @@ void note_retransformation();
 // methods that already have an ID, and only outside the signal handler can an ID be mapped.
 void after_retransformation(JNIEnv* jni);
 
+// At the end of an attached session: the mapping is dropped, so that it holds only what one
+// session's retransformations put on stacks. A later session maps its obsolete methods afresh.
+void forget_session();
+
 // `method`, or for an obsolete method the current version's ID (same class, name and signature).
 jmethodID known_id(jmethodID method);
 
