@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -20,16 +21,23 @@ struct LineTable {
   std::vector<jvmtiLineNumberEntry> entries;
 };
 
+using Tables = std::unordered_map<jmethodID, std::unique_ptr<const LineTable>>;
+
 std::shared_mutex g_mutex;
-// jmethodIDs are never reused by HotSpot, so entries cannot go stale; the cache holds one small
-// table per method that was ever asked about, bounded by the methods the program loads. Tables
-// are never removed, so callers may keep plain pointers to them.
-std::unordered_map<jmethodID, std::unique_ptr<const LineTable>> g_tables;
+// One small table per method that was asked about, bounded by the methods the program loads.
+// A retransformed method keeps its jmethodID but gets new code, whose locations the old table
+// does not describe (the instrumenter moves every line but the first): each retransformation
+// starts a new generation and retires the tables, which stay allocated until the next one, so
+// that a caller still reading a table it was handed never reads freed memory.
+Tables g_tables;
+std::vector<std::unique_ptr<const LineTable>> g_retired;
+std::atomic<uint64_t> g_generation{0};
 const LineTable g_no_table;
 
 // The method's table; `cached` tells whether it came from (or went into) the cache.
 const LineTable* table_of(jmethodID method, bool* cached) {
   *cached = true;
+  const uint64_t generation = g_generation.load();
   {
     std::shared_lock lock(g_mutex);
     auto it = g_tables.find(method);
@@ -48,6 +56,13 @@ const LineTable* table_of(jmethodID method, bool* cached) {
     return &g_no_table;
   }
   std::unique_lock lock(g_mutex);
+  if (g_generation.load() != generation) {
+    // Read while the method's code changed: answered from, and kept only as long as, the retired
+    // tables; the next reader reads the new code's table.
+    *cached = false;
+    g_retired.push_back(std::move(table));
+    return g_retired.back().get();
+  }
   return g_tables.emplace(method, std::move(table)).first->second.get();
 }
 
@@ -67,6 +82,7 @@ struct RecentLine {
   jmethodID method = nullptr;
   jlocation location = 0;
   jint line = 0;
+  uint64_t generation = 0;
 };
 constexpr int kRecentBits = 10;
 constexpr size_t kRecentLines = size_t{1} << kRecentBits;
@@ -80,11 +96,23 @@ jint line_of(jmethodID method, jlocation location) {
   if (t_recent == nullptr) t_recent = std::make_unique<RecentLines>();
   const auto key = reinterpret_cast<uintptr_t>(method) ^ (static_cast<uintptr_t>(location) << 20);
   RecentLine& recent = (*t_recent)[(key * 0x9e3779b97f4a7c15ULL) >> (64 - kRecentBits)];
-  if (recent.method == method && recent.location == location) return recent.line;
+  const uint64_t generation = g_generation.load(std::memory_order_relaxed);
+  if (recent.method == method && recent.location == location && recent.generation == generation) {
+    return recent.line;
+  }
   bool cached = false;
   const jint line = line_in(*table_of(method, &cached), location);
-  if (cached) recent = {method, location, line};
+  if (cached) recent = {method, location, line, generation};
   return line;
+}
+
+void code_changed() {
+  std::unique_lock lock(g_mutex);
+  g_generation.fetch_add(1);
+  g_retired.clear();  // retired a retransformation ago: no reader still holds one
+  g_retired.reserve(g_tables.size());
+  for (auto& entry : g_tables) g_retired.push_back(std::move(entry.second));
+  g_tables = Tables();
 }
 
 void line_range(jmethodID method, jint* first, jint* last) {

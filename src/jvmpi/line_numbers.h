@@ -15,6 +15,10 @@ constexpr jint kNativeMethod = -3;
 // kUnknownLine when the class has no line table.
 jint line_of(jmethodID method, jlocation location);
 
+// Called after classes were retransformed, when methods keep their IDs but change their code: the
+// tables read so far describe the old code and are no longer used.
+void code_changed();
+
 // The lowest and highest line in the method's table; both kUnknownLine when it has none.
 void line_range(jmethodID method, jint* first, jint* last);
 

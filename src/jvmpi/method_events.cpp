@@ -16,6 +16,7 @@
 #include "instrumented_methods.h"
 #include "jvmti_access.h"
 #include "known_methods.h"
+#include "line_numbers.h"
 #include "log.h"
 #include "monitor_exit_events.h"
 #include "nan_constants.h"
@@ -350,6 +351,7 @@ void retransform_loaded_classes(JNIEnv* jni, const Hooks& wanted) {
     }
   }
   flush();
+  line_numbers::code_changed();
   instrumented_classes::sweep(jni);
   for (jint i = 0; i < count; ++i) jni->DeleteLocalRef(classes[i]);
   known_methods::after_retransformation(jni);

@@ -79,6 +79,40 @@ TEST_P(JvmpiCallTrace, EndedThreadHasNoFrames) {
 
 JVMPI_TEST_SUITE(JvmpiCallTrace);
 
+// A method keeps its ID when METHOD_ENTRY's hooks go in or come out (a retransformation), but its
+// code and so its line table change: each trace's line must be the one the program printed, in
+// every version (`early` is traced with its original code first, `late` with the hooks in first).
+class JvmpiLinesAcrossRetransformation : public JvmpiTest {};
+
+TEST_P(JvmpiLinesAcrossRetransformation, EveryVersionOfTheCodeGivesTheSourceLine) {
+  JvmResult r = Run(WithAgent("probe", "jvmpitest.RetransformLinesProgram"));
+  ASSERT_TRUE(r.exited(0)) << r.Describe();
+  const auto facts = ParseLines(r.out);
+  ASSERT_EQ(Select(facts, "ENABLE", {{"rc", "0"}}).size(), 1u) << r.Describe();
+  ASSERT_EQ(Select(facts, "DISABLE", {{"rc", "0"}}).size(), 1u) << r.Describe();
+  std::map<std::string, int64_t> lines;
+  for (const auto& l : Select(facts, "LINE")) lines[l.get("method")] = l.num("line");
+  ASSERT_EQ(lines.size(), 2u) << r.Describe();
+  const auto log = Log();
+  // who=call<arg>: early(n) passes 2n (n = 1 original, 2 hooked, 3 original again), late(n) 101+3n
+  // (n = 1 hooked, 2 original).
+  const std::vector<std::pair<std::string, std::string>> calls = {{"call2", "early"},
+                                                                  {"call4", "early"},
+                                                                  {"call6", "early"},
+                                                                  {"call104", "late"},
+                                                                  {"call107", "late"}};
+  for (const auto& [who, method] : calls) {
+    const auto frames = Select(log, "FRAME", {{"who", who}});
+    ASSERT_GE(frames.size(), 3u) << who << "\n" << r.Describe();
+    EXPECT_EQ(frames[0].get("method"), "jvmpitest.Agent.hook") << who;
+    const std::string name = "jvmpitest.RetransformLinesProgram." + method;
+    EXPECT_EQ(frames[1].get("method"), name) << who;
+    EXPECT_EQ(frames[1].num("line"), lines[name]) << who << ": " << frames[1].raw;
+  }
+}
+
+JVMPI_TEST_SUITE(JvmpiLinesAcrossRetransformation);
+
 class JvmpiCpuTime : public JvmpiTest {};
 
 TEST_P(JvmpiCpuTime, GrowsWithWork) {

@@ -7,7 +7,10 @@
  * names through CLASS_LOAD data, the way a profiler front end would.
  * Hook 2: returns GetCurrentThreadCpuTime().
  * Hook 3: GetCallTrace of the trace target after its THREAD_END (must give no frames).
+ * Hooks 4 and 5: enable and disable METHOD_ENTRY (the loaded classes are retransformed).
+ * Hook 6: the call trace of the calling thread, logged with who=call<arg>.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "agent_common.h"
@@ -81,7 +84,6 @@ static void notify_event(JVMPI_Event* ev) {
 JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint code, jlong arg,
                                                   jobject obj) {
   (void)cls;
-  (void)arg;
   (void)obj;
   if (code == 1) {
     traces(env);
@@ -96,6 +98,21 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
     trace.num_frames = -1;
     if (ended_target != NULL) jvmpi->GetCallTrace(&trace, 16);
     tl_log("ENDED_TRACE\tknown=%d\tnum_frames=%d", ended_target != NULL, (int)trace.num_frames);
+    return 0;
+  }
+  if (code == 4) return jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
+  if (code == 5) return jvmpi->DisableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
+  if (code == 6) {
+    JVMPI_CallFrame frames[16];
+    JVMPI_CallTrace trace;
+    char who[32];
+    memset(frames, 0, sizeof frames);
+    trace.env_id = env;
+    trace.frames = frames;
+    trace.num_frames = -1;
+    jvmpi->GetCallTrace(&trace, 16);
+    snprintf(who, sizeof who, "call%lld", (long long)arg);
+    log_trace(who, &trace);
     return 0;
   }
   return -1;
