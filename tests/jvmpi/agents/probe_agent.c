@@ -28,21 +28,24 @@ static void log_trace(const char* who, JVMPI_CallTrace* trace) {
   }
 }
 
-static void traces(JNIEnv* self) {
+/* The calling thread's call trace, up to `depth` (at most 16) frames, logged as `who`. */
+static void trace_self(JNIEnv* self, const char* who, jint depth) {
   JVMPI_CallFrame frames[16];
   JVMPI_CallTrace trace;
-
   memset(frames, 0, sizeof frames);
   trace.env_id = self;
   trace.frames = frames;
   trace.num_frames = -1;
-  jvmpi->GetCallTrace(&trace, 16);
-  log_trace("self", &trace);
+  jvmpi->GetCallTrace(&trace, depth);
+  log_trace(who, &trace);
+}
 
-  memset(frames, 0, sizeof frames);
-  trace.num_frames = -1;
-  jvmpi->GetCallTrace(&trace, 2);
-  log_trace("self_depth2", &trace);
+static void traces(JNIEnv* self) {
+  JVMPI_CallFrame frames[16];
+  JVMPI_CallTrace trace;
+
+  trace_self(self, "self", 16);
+  trace_self(self, "self_depth2", 2);
 
   JNIEnv* target = threads_find("jvmpitest-trace-target");
   if (target == NULL) {
@@ -51,6 +54,7 @@ static void traces(JNIEnv* self) {
   }
   memset(frames, 0, sizeof frames);
   trace.env_id = target;
+  trace.frames = frames;
   trace.num_frames = -1;
   /* Nothing that may take a C library lock while the other thread is suspended: log after. */
   jvmpi->DisableGC();
@@ -103,16 +107,9 @@ JNIEXPORT jlong JNICALL Java_jvmpitest_Agent_hook(JNIEnv* env, jclass cls, jint 
   if (code == 4) return jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
   if (code == 5) return jvmpi->DisableEvent(JVMPI_EVENT_METHOD_ENTRY, NULL);
   if (code == 6) {
-    JVMPI_CallFrame frames[16];
-    JVMPI_CallTrace trace;
     char who[32];
-    memset(frames, 0, sizeof frames);
-    trace.env_id = env;
-    trace.frames = frames;
-    trace.num_frames = -1;
-    jvmpi->GetCallTrace(&trace, 16);
     snprintf(who, sizeof who, "call%lld", (long long)arg);
-    log_trace(who, &trace);
+    trace_self(env, who, 16);
     return 0;
   }
   return -1;
