@@ -217,14 +217,15 @@ std::vector<Instruction> decode_instructions(const CodeAttribute& code, const Co
       size_t aligned = (pc + 4) & ~static_cast<size_t>(3);
       if (aligned + (in.opcode == op::kTableswitch ? 12 : 8) > n) fail("truncated switch", pc);
       in.target = static_cast<int32_t>(pc) + s4(c, aligned);
+      auto sw = std::make_shared<SwitchOperands>();
       if (in.opcode == op::kTableswitch) {
-        in.low = s4(c, aligned + 4);  // bounds checked above
-        in.high = s4(c, aligned + 8);
-        if (in.low > in.high) fail("tableswitch low > high", pc);
-        int64_t count = static_cast<int64_t>(in.high) - in.low + 1;
+        sw->low = s4(c, aligned + 4);  // bounds checked above
+        sw->high = s4(c, aligned + 8);
+        if (sw->low > sw->high) fail("tableswitch low > high", pc);
+        int64_t count = static_cast<int64_t>(sw->high) - sw->low + 1;
         if (aligned + 12 + count * 4 > n) fail("truncated tableswitch", pc);
         for (int64_t i = 0; i < count; ++i) {
-          in.targets.push_back(static_cast<int32_t>(pc) + s4(c, aligned + 12 + i * 4));
+          sw->targets.push_back(static_cast<int32_t>(pc) + s4(c, aligned + 12 + i * 4));
         }
         len = static_cast<int>(aligned + 12 + count * 4 - pc);
       } else {
@@ -233,12 +234,13 @@ std::vector<Instruction> decode_instructions(const CodeAttribute& code, const Co
         if (aligned + 8 + static_cast<int64_t>(pairs) * 8 > n) fail("truncated lookupswitch", pc);
         for (int32_t i = 0; i < pairs; ++i) {
           int32_t key = s4(c, aligned + 8 + i * 8);
-          if (i > 0 && key <= in.keys.back()) fail("unsorted lookupswitch keys", pc);
-          in.keys.push_back(key);
-          in.targets.push_back(static_cast<int32_t>(pc) + s4(c, aligned + 12 + i * 8));
+          if (i > 0 && key <= sw->keys.back()) fail("unsorted lookupswitch keys", pc);
+          sw->keys.push_back(key);
+          sw->targets.push_back(static_cast<int32_t>(pc) + s4(c, aligned + 12 + i * 8));
         }
         len = static_cast<int>(aligned + 8 + static_cast<size_t>(pairs) * 8 - pc);
       }
+      in.switch_operands = std::move(sw);
     } else {
       if (pc + len > n) fail("truncated instruction", pc);
       uint8_t o = in.opcode;
@@ -279,7 +281,9 @@ std::vector<Instruction> decode_instructions(const CodeAttribute& code, const Co
   for (const auto& in : out) {
     if (is_branch(in.opcode) || in.opcode == op::kTableswitch || in.opcode == op::kLookupswitch) {
       check_target(in.target, in.offset);
-      for (int32_t t : in.targets) check_target(t, in.offset);
+      if (in.switch_operands) {
+        for (int32_t t : in.switch_operands->targets) check_target(t, in.offset);
+      }
     }
   }
   starts[n] = true;  // end_pc may be the code length

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +90,14 @@ inline bool is_return(uint8_t opcode) {
 // The opcode of the branch taken exactly when `opcode`'s branch is not.
 uint8_t inverted_branch(uint8_t opcode);
 
+struct SwitchOperands {
+  int32_t low = 0;  // tableswitch
+  int32_t high = 0;
+  std::vector<int32_t> keys;     // lookupswitch
+  std::vector<int32_t> targets;  // absolute targets
+};
+
+// Kept small (a large method has tens of thousands): a switch's operands are held apart.
 struct Instruction {
   uint32_t offset = 0;
   uint32_t length = 0;
@@ -97,10 +106,7 @@ struct Instruction {
   uint16_t index = 0;   // constant-pool index, or local variable index
   uint8_t operand = 0;  // newarray type, multianewarray dimensions
   int32_t target = -1;  // branches: absolute target; switches: default target
-  int32_t low = 0;      // tableswitch
-  int32_t high = 0;
-  std::vector<int32_t> keys;     // lookupswitch
-  std::vector<int32_t> targets;  // switches: absolute targets
+  std::shared_ptr<const SwitchOperands> switch_operands;  // tableswitch and lookupswitch
 };
 
 struct ExceptionEntry {

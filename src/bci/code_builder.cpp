@@ -6,31 +6,42 @@
 
 namespace bci {
 
+void CodeBuilder::reserve(size_t labels, size_t bytes) {
+  label_places_.reserve(labels);
+  label_positions_.reserve(labels);
+  bytes_.reserve(bytes);
+}
+
 int CodeBuilder::new_label() {
+  label_places_.push_back({});
   label_positions_.push_back(0);
-  return static_cast<int>(label_positions_.size() - 1);
+  return static_cast<int>(label_places_.size() - 1);
 }
 
+// The end of the last run, or the start of the next item: the same offset either way, also when
+// the next bytes start a new run (another region).
 void CodeBuilder::mark(int label) {
-  Item item;
-  item.kind = Kind::kMark;
-  item.label = label;
-  item.region = region_;
-  items_.push_back(std::move(item));
+  const auto count = static_cast<uint32_t>(items_.size());
+  label_places_[label] = !items_.empty() && items_.back().kind == Kind::kBytes
+                             ? Place{count - 1, items_.back().length}
+                             : Place{count, 0};
 }
 
+// bytes_ grows only at its end, and only the last item takes bytes: each run is contiguous.
 CodeBuilder::Item& CodeBuilder::bytes_item() {
   if (items_.empty() || items_.back().kind != Kind::kBytes || items_.back().region != region_) {
     Item item;
     item.kind = Kind::kBytes;
     item.region = region_;
-    items_.push_back(std::move(item));
+    item.data = static_cast<uint32_t>(bytes_.size());
+    items_.push_back(item);
   }
   return items_.back();
 }
 
 void CodeBuilder::u1(uint8_t v) {
-  bytes_item().bytes.push_back(v);
+  ++bytes_item().length;
+  bytes_.push_back(v);
 }
 
 void CodeBuilder::u2(uint16_t v) {
@@ -39,8 +50,8 @@ void CodeBuilder::u2(uint16_t v) {
 }
 
 void CodeBuilder::bytes(std::span<const uint8_t> b) {
-  auto& item = bytes_item();
-  item.bytes.insert(item.bytes.end(), b.begin(), b.end());
+  bytes_item().length += static_cast<uint32_t>(b.size());
+  bytes_.insert(bytes_.end(), b.begin(), b.end());
 }
 
 void CodeBuilder::branch(uint8_t opcode, int target, int fallthrough_ref) {
@@ -50,7 +61,7 @@ void CodeBuilder::branch(uint8_t opcode, int target, int fallthrough_ref) {
   item.opcode = opcode;
   item.target = target;
   item.ref = fallthrough_ref;
-  items_.push_back(std::move(item));
+  items_.push_back(item);
 }
 
 void CodeBuilder::tableswitch(int default_target, int32_t low, int32_t high,
@@ -60,10 +71,9 @@ void CodeBuilder::tableswitch(int default_target, int32_t low, int32_t high,
   item.region = region_;
   item.opcode = op::kTableswitch;
   item.target = default_target;
-  item.low = low;
-  item.high = high;
-  item.targets = std::move(targets);
-  items_.push_back(std::move(item));
+  item.data = static_cast<uint32_t>(switches_.size());
+  switches_.push_back({low, high, {}, std::move(targets)});
+  items_.push_back(item);
 }
 
 void CodeBuilder::lookupswitch(int default_target, std::vector<int32_t> keys,
@@ -73,25 +83,23 @@ void CodeBuilder::lookupswitch(int default_target, std::vector<int32_t> keys,
   item.region = region_;
   item.opcode = op::kLookupswitch;
   item.target = default_target;
-  item.keys = std::move(keys);
-  item.targets = std::move(targets);
-  items_.push_back(std::move(item));
+  item.data = static_cast<uint32_t>(switches_.size());
+  switches_.push_back({0, 0, std::move(keys), std::move(targets)});
+  items_.push_back(item);
 }
 
 uint32_t CodeBuilder::size_at(const Item& item, uint32_t offset) const {
   switch (item.kind) {
-    case Kind::kMark:
-      return 0;
     case Kind::kBytes:
-      return static_cast<uint32_t>(item.bytes.size());
+      return item.length;
     case Kind::kBranch:
       if (!item.widened) return 3;
       return is_conditional_branch(item.opcode) ? 8 : 5;
     case Kind::kSwitch: {
       uint32_t padding = (4 - (offset + 1) % 4) % 4;
       uint32_t body = item.opcode == op::kTableswitch
-                          ? 12 + 4 * static_cast<uint32_t>(item.targets.size())
-                          : 8 + 8 * static_cast<uint32_t>(item.targets.size());
+                          ? 12 + 4 * static_cast<uint32_t>(switches_[item.data].targets.size())
+                          : 8 + 8 * static_cast<uint32_t>(switches_[item.data].targets.size());
       return 1 + padding + body;
     }
   }
@@ -104,8 +112,11 @@ uint32_t CodeBuilder::layout() {
     uint32_t pos = 0;
     for (auto& item : items_) {
       item.offset = pos;
-      if (item.kind == Kind::kMark) label_positions_[item.label] = pos;
       pos += size_at(item, pos);
+    }
+    for (size_t label = 0; label < label_places_.size(); ++label) {
+      const Place& p = label_places_[label];
+      label_positions_[label] = (p.item < items_.size() ? items_[p.item].offset : pos) + p.delta;
     }
     bool widened = false;
     for (auto& item : items_) {
@@ -124,10 +135,8 @@ std::vector<uint8_t> CodeBuilder::emit() const {
   ByteWriter w;
   for (const auto& item : items_) {
     switch (item.kind) {
-      case Kind::kMark:
-        break;
       case Kind::kBytes:
-        w.bytes(item.bytes);
+        w.bytes(std::span(bytes_).subspan(item.data, item.length));
         break;
       case Kind::kBranch: {
         int32_t distance = static_cast<int32_t>(label_positions_[item.target] - item.offset);
@@ -152,15 +161,16 @@ std::vector<uint8_t> CodeBuilder::emit() const {
           return static_cast<uint32_t>(static_cast<int32_t>(label_positions_[label] - item.offset));
         };
         w.u4(rel(item.target));
+        const Switch& sw = switches_[item.data];
         if (item.opcode == op::kTableswitch) {
-          w.u4(static_cast<uint32_t>(item.low));
-          w.u4(static_cast<uint32_t>(item.high));
-          for (int t : item.targets) w.u4(rel(t));
+          w.u4(static_cast<uint32_t>(sw.low));
+          w.u4(static_cast<uint32_t>(sw.high));
+          for (int t : sw.targets) w.u4(rel(t));
         } else {
-          w.u4(static_cast<uint32_t>(item.keys.size()));
-          for (size_t i = 0; i < item.keys.size(); ++i) {
-            w.u4(static_cast<uint32_t>(item.keys[i]));
-            w.u4(rel(item.targets[i]));
+          w.u4(static_cast<uint32_t>(sw.keys.size()));
+          for (size_t i = 0; i < sw.keys.size(); ++i) {
+            w.u4(static_cast<uint32_t>(sw.keys[i]));
+            w.u4(rel(sw.targets[i]));
           }
         }
         break;

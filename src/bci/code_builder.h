@@ -4,6 +4,7 @@
 // inverted branch over a goto_w.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -12,6 +13,9 @@ namespace bci {
 
 class CodeBuilder {
  public:
+  // Room for this many labels and about this many bytes: a vector that doubles holds both copies
+  // at once, which for a large method would be much of the instrumenter's peak memory.
+  void reserve(size_t labels, size_t bytes);
   int new_label();
   void mark(int label);
   // Catch-all coverage of the code emitted from now on (0: not covered).
@@ -46,26 +50,39 @@ class CodeBuilder {
   std::vector<Region> regions() const;
 
  private:
-  enum class Kind : uint8_t { kBytes, kBranch, kSwitch, kMark };
+  enum class Kind : uint8_t { kBytes, kBranch, kSwitch };
+  // A run of bytes, a branch or a switch. A large method has tens of thousands, so an item is
+  // small: a run's bytes live in bytes_, a switch's operands in switches_, and a label is not an
+  // item but a place in one (so it does not split a run).
   struct Item {
     Kind kind = Kind::kBytes;
     uint8_t region = 0;
     uint8_t opcode = 0;
     bool widened = false;
-    int target = -1;  // branch target or switch default (label)
-    int label = -1;   // kMark
-    int ref = -1;
+    int target = -1;      // branch target or switch default (label)
+    int ref = -1;         // kBranch: fallthrough_ref
+    uint32_t data = 0;    // kBytes: start in bytes_; kSwitch: index in switches_
+    uint32_t length = 0;  // kBytes
+    uint32_t offset = 0;
+  };
+  struct Switch {
     int32_t low = 0, high = 0;
-    std::vector<uint8_t> bytes;
     std::vector<int32_t> keys;
     std::vector<int> targets;
-    uint32_t offset = 0;
+  };
+  // Where a label was marked: `delta` bytes into items_[item] (item == items_.size(): the end).
+  struct Place {
+    uint32_t item = 0;
+    uint32_t delta = 0;
   };
   uint32_t size_at(const Item& item, uint32_t offset) const;
   Item& bytes_item();
 
   std::vector<Item> items_;
-  std::vector<uint32_t> label_positions_;
+  std::vector<uint8_t> bytes_;
+  std::vector<Switch> switches_;
+  std::vector<Place> label_places_;
+  std::vector<uint32_t> label_positions_;  // by layout()
   uint8_t region_ = 0;
 };
 

@@ -264,6 +264,7 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
 
   CodeBuilder b;
   const size_t n = instructions_.size();
+  b.reserve(2 * n + 2, code_.code.size() + 64);
   std::vector<int> prefix(n), start(n);
   for (size_t i = 0; i < n; ++i) {
     prefix[i] = b.new_label();
@@ -332,15 +333,15 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
     if (hooks.instructions) {
       if (in.opcode == op::kTableswitch) {
         b.u1(op::kDup);
-        push_int(b, in.low);
-        push_int(b, in.high);
+        push_int(b, in.switch_operands->low);
+        push_int(b, in.switch_operands->high);
         push_ids(b);
         push_int(b, offset);
         invokestatic(b, table_ref);
         extra_stack = std::max(extra_stack, 6);
       } else if (in.opcode == op::kLookupswitch) {
         b.u1(op::kDup);
-        push_int(b, static_cast<int32_t>(in.keys.size()));
+        push_int(b, static_cast<int32_t>(in.switch_operands->keys.size()));
         push_ids(b);
         push_int(b, offset);
         invokestatic(b, lookup_ref);
@@ -390,12 +391,13 @@ std::optional<std::vector<uint8_t>> MethodInstrumenter::build(const Hooks& hooks
         b.branch(opcode, target, is_conditional_branch(opcode) ? static_cast<int>(i) : -1);
       }
     } else if (in.opcode == op::kTableswitch || in.opcode == op::kLookupswitch) {
+      const SwitchOperands& sw = *in.switch_operands;
       std::vector<int> targets;
-      for (int32_t t : in.targets) targets.push_back(target_label(t, in));
+      for (int32_t t : sw.targets) targets.push_back(target_label(t, in));
       if (in.opcode == op::kTableswitch) {
-        b.tableswitch(target_label(in.target, in), in.low, in.high, std::move(targets));
+        b.tableswitch(target_label(in.target, in), sw.low, sw.high, std::move(targets));
       } else {
-        b.lookupswitch(target_label(in.target, in), in.keys, std::move(targets));
+        b.lookupswitch(target_label(in.target, in), sw.keys, std::move(targets));
       }
     } else {
       b.bytes(std::span(code_.code).subspan(in.offset, in.length));
@@ -602,7 +604,9 @@ InjectionResult instrument(std::span<const uint8_t> class_bytes, const Injection
       hooks.exit_handler = (hooks.exit || hooks.sync_exit) && may_throw;
       if (options.instructions) {
         for (const auto& in : mi.instructions()) {
-          if (in.opcode == op::kLookupswitch) info.lookup_switches.push_back({in.offset, in.keys});
+          if (in.opcode == op::kLookupswitch) {
+            info.lookup_switches.push_back({in.offset, in.switch_operands->keys});
+          }
         }
       }
       // Instruction hooks roughly quadruple code size; drop them first when over 64 KiB.

@@ -216,15 +216,16 @@ void expect_consistent_instructions(const std::vector<Event>& events, const Prog
         ++branches;
       } else if (p.kind == 'T') {
         int64_t key = p.args.at(0);
-        EXPECT_EQ(p.args.at(1), prev->low);
-        EXPECT_EQ(p.args.at(2), prev->high);
-        expected =
-            key >= prev->low && key <= prev->high ? prev->targets[key - prev->low] : prev->target;
+        const bci::SwitchOperands& sw = *prev->switch_operands;
+        EXPECT_EQ(p.args.at(1), sw.low);
+        EXPECT_EQ(p.args.at(2), sw.high);
+        expected = key >= sw.low && key <= sw.high ? sw.targets[key - sw.low] : prev->target;
         ++switches;
       } else if (p.kind == 'L') {
-        auto it = std::find(prev->keys.begin(), prev->keys.end(), p.args.at(0));
-        EXPECT_EQ(p.args.at(1), static_cast<int64_t>(prev->keys.size()));
-        expected = it == prev->keys.end() ? prev->target : prev->targets[it - prev->keys.begin()];
+        const bci::SwitchOperands& sw = *prev->switch_operands;
+        auto it = std::find(sw.keys.begin(), sw.keys.end(), p.args.at(0));
+        EXPECT_EQ(p.args.at(1), static_cast<int64_t>(sw.keys.size()));
+        expected = it == sw.keys.end() ? prev->target : sw.targets[it - sw.keys.begin()];
         ++switches;
       } else if (prev->opcode == bci::op::kGoto || prev->opcode == bci::op::kGotoW ||
                  prev->opcode == bci::op::kJsr || prev->opcode == bci::op::kJsrW) {
