@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "block_arena.h"
 #include "code_ranges.h"
 #include "cpu_timers.h"
 #include "frame_anchor.h"
@@ -42,6 +43,15 @@ constexpr jint kAgctNativeFrame = -3;
 constexpr int kSignal = SIGPROF;
 constexpr uint32_t kRingCapacity = 2048;  // ~1 s of samples of two busy threads at 1 ms
 constexpr size_t kBatch = 64;
+
+// What one thread drains the ring into: kBatch samples and their frames.
+struct DrainBuffers {
+  BlockArena memory;
+  JVMPIExt_CpuSample* batch = static_cast<JVMPIExt_CpuSample*>(
+      memory.allocate(sizeof(JVMPIExt_CpuSample) * kBatch, alignof(JVMPIExt_CpuSample)));
+  JVMPI_CallFrame* frames = static_cast<JVMPI_CallFrame*>(memory.allocate(
+      sizeof(JVMPI_CallFrame) * kBatch * SampleRing::kMaxDepth, alignof(JVMPI_CallFrame)));
+};
 
 std::atomic<bool> g_active{false};
 std::atomic<AsyncGetCallTrace> g_agct{nullptr};
@@ -338,9 +348,13 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
   const bool unwalkable = (g_options.load() & JVMPI_EXT_CPU_UNWALKABLE_SAMPLES) != 0;
   const jlong entered = thread_cpu_ns();
   // Kept per draining thread: 128 KiB of frames, which a fresh vector would map, zero (a page
-  // fault per page) and unmap again at every drain.
-  thread_local std::vector<JVMPIExt_CpuSample> batch(kBatch);
-  thread_local std::vector<JVMPI_CallFrame> frames(kBatch * SampleRing::kMaxDepth);
+  // fault per page) and unmap again at every drain. Mapped, not malloc'ed: freed when the thread
+  // ends, they would stay resident in the glibc arena it used (an arena other than the main one
+  // keeps its top chunk below glibc's trim threshold), a new arena for each session's sampler.
+  thread_local DrainBuffers buffers;
+  JVMPIExt_CpuSample* const batch = buffers.batch;
+  JVMPI_CallFrame* const frames = buffers.frames;
+  if (batch == nullptr || frames == nullptr) return 0;  // the kernel refused the memory
   jint total = 0;
   for (;;) {
     size_t n = 0;
@@ -376,7 +390,7 @@ jint JNICALL drain(JVMPIExt_CpuSampleHandler handler, void* arg) {
         frame.method_id = known_methods::known_id(frame.method_id);
       }
     }
-    handler(arg, batch.data(), static_cast<jint>(n));
+    handler(arg, batch, static_cast<jint>(n));
     total += static_cast<jint>(n);
     g_delivered.fetch_add(static_cast<jlong>(n), std::memory_order_relaxed);
   }
