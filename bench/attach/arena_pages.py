@@ -4,10 +4,16 @@
 For every arena other than the main one: the threads whose malloc goes to it (glibc's
 thread_arena), the size of its heap, its resident pages (/proc/PID/pagemap) and, of those, the
 pages on which chunks in use cover less than 1 KiB ("sparse") or nothing ("empty": only free
-chunks, whose headers keep the page resident, since malloc_trim gives back only whole pages a
-free chunk's header is not on). One line per arena:
+memory, kept resident by a free chunk's header, since malloc_trim gives back only whole pages no
+header is on, or part of the top chunk). One line per arena:
 
-  ARENA owners=<thread names, ';'-separated> size=<KiB> resident=<KiB> sparse=<KiB> empty=<KiB> in_use_chunks=<n>
+  ARENA owners=<thread names, ';'-separated> size=<KiB> resident=<KiB> sparse=<KiB> empty=<KiB> in_use_chunks=<n> top=<KiB> top_resident=<KiB>
+
+top is the arena's top chunk (the free end of its heap), top_resident its resident pages: malloc_trim
+does not give those back in an arena other than the main one. Before the arenas, one line with glibc's
+thresholds (they grow when a large mmapped block is freed):
+
+  MALLOC trim_threshold=<bytes> mmap_threshold=<bytes>
 
 Needs glibc's debug symbols (Debian: libc6-dbg) for thread_arena and the arena structures."""
 import gdb
@@ -31,6 +37,8 @@ def main():
         except gdb.error:
             continue
         owners.setdefault(arena, []).append((thread.name or "?").replace(" ", "_"))
+    print("MALLOC trim_threshold=%d mmap_threshold=%d" % (
+        number("mp_.trim_threshold"), number("mp_.mmap_threshold")))
     state_size = number("sizeof(struct malloc_state)")
     main_arena = number("(unsigned long)&main_arena")
     with open("/proc/%d/pagemap" % inferior.pid, "rb") as pagemap:
@@ -83,9 +91,12 @@ def main():
                 chunk = following
             sparse = sum(1 for p in range(pages) if resident[p] and used[p] < 1024)
             empty = sum(1 for p in range(pages) if resident[p] and used[p] == 0)
-            print("ARENA owners=%s size=%d resident=%d sparse=%d empty=%d in_use_chunks=%d" % (
-                ";".join(sorted(owners.get(arena, ["-"]))), (end - heap) // 1024,
-                sum(resident) * 4, sparse * 4, empty * 4, chunks))
+            top_page = (top - heap + PAGE - 1) // PAGE
+            print("ARENA owners=%s size=%d resident=%d sparse=%d empty=%d in_use_chunks=%d "
+                  "top=%d top_resident=%d" % (
+                      ";".join(sorted(owners.get(arena, ["-"]))), (end - heap) // 1024,
+                      sum(resident) * 4, sparse * 4, empty * 4, chunks, (end - top) // 1024,
+                      sum(resident[top_page:]) * 4))
             arena = number("(unsigned long)((struct malloc_state*)%d)->next" % arena)
 
 

@@ -14,8 +14,9 @@ Two JVMs of hproftest.AttachTarget run side by side, with the same flags (-Xint,
   F  the floor, the VM's part alone: before cycle 1 a small JVMTI agent creates a jmethodID for
      every method of every loaded class (GetClassMethods, as a JVMPI agent's CLASS_LOAD events
      do); in each even cycle a java.lang.instrument agent (floor/RetransformFloor.java) retransforms
-     the same classes twice, first with a NOP prepended to every method body, then back to the
-     original bytes; odd cycles attach nothing. Both JVMs run the same commands in every cycle.
+     the same classes with a NOP prepended to every method body before the cycle's commands, and
+     back to the original bytes after them (so that code runs, as H's hooks do); odd cycles
+     attach nothing. Both JVMs run the same commands in every cycle.
 
 The two go in lock step: cycle C of H, then cycle C of F, whose class list is the names that H's
 VM log gained during H's cycle C (its `redefined name=` lines): so F retransforms exactly what H
@@ -91,6 +92,9 @@ def arenas(xml):
     return out
 
 
+THRESHOLDS = "(glibc thresholds)"  # arena_pages()'s key for (trim, mmap) threshold KiB
+
+
 def arena_pages(pid):
     """{owners: (size, resident, sparse, empty, chunks) KiB} of the target's glibc arenas, read by
     gdb with arena_pages.py (see there)."""
@@ -99,8 +103,12 @@ def arena_pages(pid):
                          capture_output=True, text=True, timeout=REPLY_SECONDS).stdout
     walk = {}
     for m in re.finditer(r"^ARENA owners=(\S+) size=(\d+) resident=(\d+) sparse=(\d+) "
-                         r"empty=(\d+) in_use_chunks=(\d+)$", out, re.M):
-        walk[m.group(1)] = tuple(int(m.group(i)) for i in range(2, 7))
+                         r"empty=(\d+) in_use_chunks=(\d+) top=(\d+) top_resident=(\d+)$", out,
+                         re.M):
+        walk[m.group(1)] = tuple(int(m.group(i)) for i in range(2, 9))
+    thresholds = re.search(r"^MALLOC trim_threshold=(\d+) mmap_threshold=(\d+)", out, re.M)
+    if thresholds:
+        walk[THRESHOLDS] = (int(thresholds.group(1)) // 1024, int(thresholds.group(2)) // 1024)
     if not walk:
         raise SystemExit("redefinition_memory_bench: gdb read no arena (glibc's debug symbols, "
                          "Debian's libc6-dbg, are needed):\n" + out[-2000:])
@@ -314,11 +322,17 @@ def print_arenas(name, cycle, m):
 def print_pages(name, first_cycle, last_cycle, first, last):
     print("%s: pages of glibc's arenas after cycle %d -> %d (KiB; sparse: resident, less than 1 KiB "
           "in use; empty: resident, nothing in use)" % (name, first_cycle, last_cycle))
-    print("| threads | heap size | resident | sparse | empty | chunks in use |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for owners in sorted(set(first) | set(last)):
-        a = first.get(owners, (0, 0, 0, 0, 0))
-        b = last.get(owners, (0, 0, 0, 0, 0))
+    if THRESHOLDS in last:
+        # malloc_trim gives back a free chunk's whole pages but never shrinks the top chunk of an
+        # arena other than the main one: that only happens at a free, once it reaches this size.
+        print("glibc's trim threshold %d KiB, mmap threshold %d KiB (after cycle %d)"
+              % (last[THRESHOLDS] + (last_cycle,)))
+    print("| threads | heap size | resident | sparse | empty | chunks in use | top chunk | "
+          "top chunk resident |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for owners in sorted((set(first) | set(last)) - {THRESHOLDS}):
+        a = first.get(owners, (0,) * 7)
+        b = last.get(owners, (0,) * 7)
         if abs(b[1] - a[1]) < 64 and abs(b[0] - a[0]) < 64:
             continue
         print("| %s | %s |" % (owners.replace(";", ", "), " | ".join(
@@ -443,8 +457,10 @@ def main():
                     names_file = os.path.join(f.work, "names%d.txt" % cycle)
                     with open(names_file, "w") as out:
                         out.write("\n".join(names) + "\n")
-                    f.agent(jar, names_file)
+                    f.agent(jar, "in=" + names_file)
                 f.work_round()
+                if cycle % 2 == 0:
+                    f.agent(jar, "out")
                 f.ask("round", "ROUND ")
                 _, f_count = f.redefined_since_last()
                 note += "; F %d%s" % (f_count, " (" + f.floor_line() + ")" if cycle % 2 == 0

@@ -16,13 +16,16 @@ import java.util.Set;
 
 /**
  * The floor under a cpu=times session's retransformations: a java.lang.instrument agent
- * (Agent-Class, loaded with jcmd PID JVMTI.agent_load floor.jar NAMES_FILE) that retransforms the
- * loaded classes named in NAMES_FILE (one binary name a line) twice, as an instrumenting profiler
- * does: first every method body gets a NOP prepended (the JDK's ClassFile API), then the original
- * bytes come back (the transformer declines). Nothing else: no hooks, no events, no data. Classes
- * of the ClassFile API itself are left out (the transformer runs on them). One line on stderr:
- * FLOOR named=N classes=C unmodifiable=U skipped=S transformed=T failed=F (named but not
- * loaded: N - C - U - S; skipped: the ClassFile API's and the agent's own classes).
+ * (Agent-Class) that retransforms classes as an instrumenting profiler does, in two loads.
+ * {@code jcmd PID JVMTI.agent_load floor.jar in=NAMES_FILE} retransforms the loaded classes
+ * named in NAMES_FILE (one binary name a line) with a NOP prepended to every method body (the
+ * JDK's ClassFile API); that code then runs until {@code jcmd PID JVMTI.agent_load floor.jar out}
+ * retransforms the same classes again, and the original bytes come back (the transformer
+ * declines). Nothing else: no hooks, no events, no data. Classes of the ClassFile API itself are
+ * left out (the transformer runs on them). One line on stderr at each load:
+ * FLOOR in|out named=N classes=C unmodifiable=U skipped=S transformed=T failed=F (of the last
+ * "in"; named but not loaded: N - C - U - S; skipped: the ClassFile API's and the agent's own
+ * classes).
  */
 public final class RetransformFloor {
   /** Retransformations in a batch: fewer VM operations than one per class. */
@@ -34,52 +37,67 @@ public final class RetransformFloor {
   private static int unmodifiable;
   private static int skipped;
 
-  public static void agentmain(String namesFile, Instrumentation inst) throws Exception {
-    Set<String> names = new HashSet<>(Files.readAllLines(Path.of(namesFile)));
-    transformed = 0;
-    failed = 0;
-    unmodifiable = 0;
-    skipped = 0;
-    List<Class<?>> classes = loaded(inst, names);
-    ClassFileTransformer nops = new ClassFileTransformer() {
-      @Override
-      public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined,
-          ProtectionDomain domain, byte[] bytes) {
-        if (redefined == null || !instrument) return null;
-        try {
-          ClassFile cf = ClassFile.of();
-          byte[] out = cf.transformClass(cf.parse(bytes), ClassTransform.transformingMethodBodies(
-              new CodeTransform() {
-                @Override
-                public void atStart(CodeBuilder b) {
-                  b.nop();
-                }
+  private static Instrumentation held;
+  private static ClassFileTransformer nops;
+  private static List<Class<?>> instrumented = List.of();
 
-                @Override
-                public void accept(CodeBuilder b, CodeElement e) {
-                  b.with(e);
-                }
-              }));
-          transformed++;
-          return out;
-        } catch (Throwable e) {
-          failed++;
-          return null;
+  private static int named;
+
+  public static void agentmain(String args, Instrumentation inst) throws Exception {
+    if (args.startsWith("in=") && held == null) {
+      Set<String> names = new HashSet<>(Files.readAllLines(Path.of(args.substring(3))));
+      named = names.size();
+      transformed = 0;
+      failed = 0;
+      unmodifiable = 0;
+      skipped = 0;
+      instrumented = loaded(inst, names);
+      held = inst;
+      nops = new ClassFileTransformer() {
+        @Override
+        public byte[] transform(Module module, ClassLoader loader, String name, Class<?> redefined,
+            ProtectionDomain domain, byte[] bytes) {
+          if (redefined == null || !instrument) return null;
+          try {
+            ClassFile cf = ClassFile.of();
+            byte[] out = cf.transformClass(cf.parse(bytes),
+                ClassTransform.transformingMethodBodies(new CodeTransform() {
+                  @Override
+                  public void atStart(CodeBuilder b) {
+                    b.nop();
+                  }
+
+                  @Override
+                  public void accept(CodeBuilder b, CodeElement e) {
+                    b.with(e);
+                  }
+                }));
+            transformed++;
+            return out;
+          } catch (Throwable e) {
+            failed++;
+            return null;
+          }
         }
+      };
+      held.addTransformer(nops, true);
+      instrument = true;
+      retransform(held, instrumented);
+    } else if (args.equals("out") && held != null) {
+      instrument = false;
+      try {
+        retransform(held, instrumented);
+      } finally {
+        held.removeTransformer(nops);
+        held = null;
       }
-    };
-    inst.addTransformer(nops, true);
-    try {
-      for (boolean on : new boolean[] {true, false}) {
-        instrument = on;
-        retransform(inst, classes);
-      }
-    } finally {
-      inst.removeTransformer(nops);
+    } else {
+      throw new IllegalArgumentException("expected in=NAMES_FILE (when out) or out (when in): "
+          + args);
     }
-    System.err.println("FLOOR named=" + names.size() + " classes=" + classes.size()
-        + " unmodifiable=" + unmodifiable + " skipped=" + skipped + " transformed=" + transformed
-        + " failed=" + failed);
+    System.err.println("FLOOR " + (instrument ? "in" : "out") + " named=" + named + " classes="
+        + instrumented.size() + " unmodifiable=" + unmodifiable + " skipped=" + skipped
+        + " transformed=" + transformed + " failed=" + failed);
   }
 
   private static List<Class<?>> loaded(Instrumentation inst, Set<String> names) {
